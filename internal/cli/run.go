@@ -1,0 +1,180 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/mcpbridge/mcpbridge/internal/bridge"
+)
+
+func init() {
+	register(&command{name: "run", summary: "relay stdio to a Streamable HTTP MCP server (what AI clients launch)", run: runRelay})
+}
+
+// relayFlags are the flags shared by run and demo.
+type relayFlags struct {
+	url        string
+	headers    headerList
+	headerFile string
+	allowHTTP  bool
+	caFile     string
+	logLevel   string
+	logFile    string
+	maxMessage int
+}
+
+func (f *relayFlags) register(fs *flag.FlagSet, withURL bool) {
+	if withURL {
+		fs.StringVar(&f.url, "url", "", "the server's MCP endpoint, e.g. https://host/mcp")
+		fs.Var(&f.headers, "header", "extra HTTP header \"Name: value\" (repeatable)")
+		fs.StringVar(&f.headerFile, "header-file", "", "file of \"Name: value\" lines, one per header (keeps secrets out of the process list)")
+		fs.BoolVar(&f.allowHTTP, "allow-http", false, "allow plain http to a non-loopback host")
+		fs.StringVar(&f.caFile, "ca-file", "", "PEM file of extra CA certificates to trust (corporate proxies)")
+	}
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFile, "log-file", "", "also append logs to this file")
+	fs.IntVar(&f.maxMessage, "max-message-size", bridge.DefaultMaxMessage, "largest message accepted from either side, in bytes")
+}
+
+// relayConfig is everything needed to start a relay.
+type relayConfig struct {
+	url         string
+	allowHTTP   bool
+	caFile      string
+	header      func(ctx context.Context) (http.Header, error)
+	toolAllowed func(string) bool
+	observer    bridge.Observer
+	maxMessage  int
+}
+
+func runRelay(ctx context.Context, env *Env, args []string) int {
+	fs := flag.NewFlagSet("mcpbridge run", flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	var f relayFlags
+	f.register(fs, true)
+	var endpoint string
+	fs.StringVar(&endpoint, "endpoint", "", "run the named endpoint from the config (same as 'mcpbridge run NAME')")
+	fs.Usage = func() {
+		fmt.Fprintln(env.Stderr, "Usage: mcpbridge [run] --url URL [flags]\n       mcpbridge run NAME\n\nRelays JSON-RPC between stdio (the AI client) and a Streamable HTTP MCP server.\nstdout carries protocol only; logs go to stderr.\n\nFlags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if fs.NArg() > 1 || (fs.NArg() == 1 && endpoint != "") {
+		fmt.Fprintf(env.Stderr, "mcpbridge: unexpected arguments %q\n", fs.Args())
+		return ExitUsage
+	}
+	if fs.NArg() == 1 {
+		endpoint = fs.Arg(0)
+	}
+	log, closeLog, err := newLogger(env.Stderr, f.logLevel, f.logFile)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
+		return ExitUsage
+	}
+	defer closeLog()
+
+	var cfg relayConfig
+	if endpoint != "" {
+		if f.url != "" || len(f.headers) > 0 || f.headerFile != "" {
+			fmt.Fprintln(env.Stderr, "mcpbridge: give either a named endpoint or --url/--header, not both")
+			return ExitUsage
+		}
+		c, cleanup, code := namedEndpointConfig(ctx, env, endpoint, log)
+		if code != ExitOK {
+			return code
+		}
+		defer cleanup()
+		cfg = c
+	} else {
+		c, err := flagConfig(&f)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
+			return ExitUsage
+		}
+		cfg = c
+	}
+	cfg.maxMessage = f.maxMessage
+	return relay(ctx, env, cfg, log)
+}
+
+// namedEndpointConfig is replaced by the store wiring; until a named endpoint
+// can be loaded, say so clearly.
+var namedEndpointConfig = func(ctx context.Context, env *Env, name string, log *slog.Logger) (relayConfig, func(), int) {
+	fmt.Fprintf(env.Stderr, "mcpbridge: named endpoints are not available in this build\n")
+	return relayConfig{}, nil, ExitUsage
+}
+
+// flagConfig builds a relay config from --url and --header flags.
+func flagConfig(f *relayFlags) (relayConfig, error) {
+	if _, err := bridge.ValidateURL(f.url, f.allowHTTP); err != nil {
+		return relayConfig{}, err
+	}
+	lines := append([]string(nil), f.headers...)
+	if f.headerFile != "" {
+		more, err := readHeaderFile(f.headerFile)
+		if err != nil {
+			return relayConfig{}, err
+		}
+		lines = append(lines, more...)
+	}
+	h := http.Header{}
+	for _, l := range lines {
+		k, v, err := parseHeader(l)
+		if err != nil {
+			return relayConfig{}, err
+		}
+		h.Add(k, v)
+	}
+	cfg := relayConfig{url: f.url, allowHTTP: f.allowHTTP, caFile: f.caFile}
+	if len(h) > 0 {
+		cfg.header = func(context.Context) (http.Header, error) { return h, nil }
+	}
+	return cfg, nil
+}
+
+// relay runs the bridge on the process's stdio.
+func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int {
+	hc, err := bridge.NewHTTPClient(bridge.TransportOptions{CAFile: cfg.caFile})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
+		return ExitUsage
+	}
+	client, err := bridge.NewClient(bridge.ClientOptions{
+		URL:        cfg.url,
+		HTTPClient: hc,
+		Header:     cfg.header,
+		Logger:     log,
+		UserAgent:  "mcpbridge/" + Version,
+		MaxMessage: cfg.maxMessage,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
+		return ExitUsage
+	}
+	r, err := bridge.NewRelay(bridge.RelayOptions{
+		Client:      client,
+		Logger:      log,
+		Observer:    cfg.observer,
+		ToolAllowed: cfg.toolAllowed,
+		MaxMessage:  cfg.maxMessage,
+	})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
+		return ExitError
+	}
+	log.Info("relaying stdio to the MCP server", "url", cfg.url)
+	if err := r.Run(ctx, env.Stdin, env.Stdout); err != nil {
+		log.Error("relay ended", "err", err)
+		return ExitError
+	}
+	return ExitOK
+}
