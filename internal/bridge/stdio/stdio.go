@@ -42,7 +42,7 @@ func (r *Reader) ReadLine() ([]byte, error) {
 		if err != nil && !(errors.Is(err, io.EOF) && len(line) > 0) {
 			return nil, err
 		}
-		line = bytes.TrimRight(line, "\r\n")
+		line = trimEOL(line)
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err != nil {
 				return nil, err
@@ -53,22 +53,49 @@ func (r *Reader) ReadLine() ([]byte, error) {
 	}
 }
 
+// trimEOL removes one line terminator: "\n" or "\r\n".
+func trimEOL(b []byte) []byte {
+	if n := len(b); n > 0 && b[n-1] == '\n' {
+		b = b[:n-1]
+		if n > 1 && b[n-2] == '\r' {
+			b = b[:n-2]
+		}
+	}
+	return b
+}
+
 // readRaw reads up to and including the next '\n', enforcing the limit while
-// reading so that an oversized line never sits in memory whole.
+// reading so that an oversized line never sits in memory whole. The limit
+// applies to the line without its terminator.
 func (r *Reader) readRaw() ([]byte, error) {
 	var buf []byte
 	for {
 		chunk, err := r.br.ReadSlice('\n')
-		if r.max > 0 && len(buf)+len(chunk) > r.max+2 {
+		partial := errors.Is(err, bufio.ErrBufferFull)
+		if r.max > 0 {
 			n := len(buf) + len(chunk)
-			buf = nil
-			if errors.Is(err, bufio.ErrBufferFull) {
-				n += r.discardLine()
+			content := n
+			if partial {
+				// A trailing CR may turn out to be half of a CRLF.
+				if len(chunk) > 0 && chunk[len(chunk)-1] == '\r' {
+					content--
+				}
+			} else if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+				content--
+				if (len(chunk) > 1 && chunk[len(chunk)-2] == '\r') ||
+					(len(chunk) == 1 && len(buf) > 0 && buf[len(buf)-1] == '\r') {
+					content--
+				}
 			}
-			return nil, fmt.Errorf("%w: more than %d bytes (%d read)", ErrLineTooLong, r.max, n)
+			if content > r.max {
+				if partial {
+					n += r.discardLine()
+				}
+				return nil, fmt.Errorf("%w: more than %d bytes (%d read)", ErrLineTooLong, r.max, n)
+			}
 		}
 		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
+		if partial {
 			continue
 		}
 		return buf, err
