@@ -60,6 +60,7 @@ type Client struct {
 	log  *slog.Logger
 
 	mu              sync.Mutex
+	url             string
 	sessionID       string
 	protocolVersion string
 }
@@ -86,11 +87,23 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Client{opts: opts, hc: hc, log: log}, nil
+	return &Client{opts: opts, hc: hc, log: log, url: opts.URL}, nil
 }
 
 // URL returns the endpoint URL.
-func (c *Client) URL() string { return c.opts.URL }
+func (c *Client) URL() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.url
+}
+
+// SetURL points the client at another endpoint and forgets the session, which
+// belonged to the old one.
+func (c *Client) SetURL(url string) {
+	c.mu.Lock()
+	c.url, c.sessionID, c.protocolVersion = url, "", ""
+	c.mu.Unlock()
+}
 
 // SessionID returns the current session id ("" before initialize or for a
 // server without sessions).
@@ -130,7 +143,7 @@ func (c *Client) newRequest(ctx context.Context, method string, body []byte) (*h
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.opts.URL, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.URL(), rd)
 	if err != nil {
 		return nil, "", err
 	}

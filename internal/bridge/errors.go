@@ -78,7 +78,8 @@ func neverSent(err error) bool {
 }
 
 // describe turns a transport error into a sentence for the desktop client.
-func describe(err error, url string) string {
+func describe(err error, rawURL string) string {
+	url := RedactURL(rawURL)
 	var he *HTTPError
 	switch {
 	case errors.As(err, &he):

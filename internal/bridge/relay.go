@@ -77,9 +77,14 @@ type Relay struct {
 
 	outDead chan struct{} // closed when stdout fails
 	outOnce sync.Once
+
+	stopped  chan struct{} // closed by Stop
+	stopOnce sync.Once
+	stopErr  error
 }
 
 type pending struct {
+	id     []byte
 	method string
 	cancel context.CancelFunc
 }
@@ -122,6 +127,7 @@ func NewRelay(opts RelayOptions) (*Relay, error) {
 		internal: map[string]chan *jsonrpc.Message{},
 		ready:    ready,
 		outDead:  make(chan struct{}),
+		stopped:  make(chan struct{}),
 	}, nil
 }
 
@@ -180,10 +186,59 @@ loop:
 		case <-r.outFailed():
 			writeErr = errors.New("stdout closed")
 			break loop
+		case <-r.stopped:
+			writeErr = r.stopErr
+			r.failPending(r.stopErr)
+			break loop
 		}
 	}
 	r.shutdown(cancel)
 	return writeErr
+}
+
+// Stop ends the relay because it cannot go on (its endpoint was removed):
+// every pending request is answered with err, the session is ended, and Run
+// returns err.
+func (r *Relay) Stop(err error) {
+	r.stopOnce.Do(func() {
+		r.stopErr = err
+		close(r.stopped)
+	})
+}
+
+// failPending answers every pending request with err.
+func (r *Relay) failPending(err error) {
+	r.mu.Lock()
+	ps := r.pending
+	r.pending = map[string]*pending{}
+	r.mu.Unlock()
+	for _, p := range ps {
+		r.write(jsonrpc.NewError(p.id, jsonrpc.CodeInternalError, err.Error(), nil))
+		p.cancel()
+	}
+}
+
+// Retarget moves the relay to another URL: the old session is ended (best
+// effort) and, if the client had initialized, a new one is opened by
+// replaying its initialize, as after a session expiry.
+func (r *Relay) Retarget(ctx context.Context, url string) error {
+	r.reinitMu.Lock()
+	r.mu.Lock()
+	if r.getStop != nil {
+		r.getStop()
+		r.getStop = nil
+	}
+	hadInit := r.initMsg != nil
+	r.mu.Unlock()
+	dctx, stop := context.WithTimeout(ctx, r.opts.DeleteTimeout)
+	r.c.Terminate(dctx)
+	stop()
+	r.c.SetURL(url)
+	r.reinitMu.Unlock()
+	if !hadInit {
+		return nil
+	}
+	return r.reinitialize(ctx, "")
 }
 
 func (r *Relay) outFailed() <-chan struct{} { return r.outDead }
@@ -288,7 +343,7 @@ func (r *Relay) startRequest(msg *jsonrpc.Message) {
 		r.write(jsonrpc.NewError(msg.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate request id %s: a request with this id is still in flight", key), nil))
 		return
 	}
-	r.pending[key] = &pending{method: msg.Method, cancel: cancel}
+	r.pending[key] = &pending{id: msg.ID, method: msg.Method, cancel: cancel}
 	if msg.Method == "initialize" {
 		r.initMsg = msg
 		r.inited = false

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/bridge"
 )
@@ -49,6 +50,10 @@ type relayConfig struct {
 	toolAllowed func(string) bool
 	observer    bridge.Observer
 	maxMessage  int
+	// connectTimeout bounds dialing and TLS; zero is the default.
+	connectTimeout time.Duration
+	// start, if set, is called with the relay before it runs (config watching).
+	start func(*bridge.Relay)
 }
 
 func runRelay(ctx context.Context, env *Env, args []string) int {
@@ -143,7 +148,7 @@ func flagConfig(f *relayFlags) (relayConfig, error) {
 
 // relay runs the bridge on the process's stdio.
 func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int {
-	hc, err := bridge.NewHTTPClient(bridge.TransportOptions{CAFile: cfg.caFile})
+	hc, err := bridge.NewHTTPClient(bridge.TransportOptions{CAFile: cfg.caFile, DialTimeout: cfg.connectTimeout})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
 		return ExitUsage
@@ -171,7 +176,10 @@ func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int
 		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
 		return ExitError
 	}
-	log.Info("relaying stdio to the MCP server", "url", cfg.url)
+	if cfg.start != nil {
+		cfg.start(r)
+	}
+	log.Info("relaying stdio to the MCP server", "url", bridge.RedactURL(cfg.url))
 	if err := r.Run(ctx, env.Stdin, env.Stdout); err != nil {
 		log.Error("relay ended", "err", err)
 		return ExitError
