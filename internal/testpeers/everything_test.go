@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -97,4 +98,30 @@ func TestEverything(t *testing.T) {
 		t.Fatalf("initialize response = %+v, want id 1 and a protocolVersion", msg)
 	}
 	t.Logf("session %s, protocol %s", resp.Header.Get("Mcp-Session-Id"), msg.Result.ProtocolVersion)
+}
+
+// recorder stands in for a testing.TB to see what Unavailable does.
+type recorder struct {
+	testing.TB
+	skipped, failed string
+}
+
+func (r *recorder) Helper()                           {}
+func (r *recorder) Skipf(format string, args ...any)  { r.skipped = fmt.Sprintf(format, args...) }
+func (r *recorder) Fatalf(format string, args ...any) { r.failed = fmt.Sprintf(format, args...) }
+
+func TestUnavailableSkipsUnlessRequired(t *testing.T) {
+	t.Setenv("CI", "")
+	t.Setenv(requirePeersEnv, "")
+	r := &recorder{TB: t}
+	Unavailable(r, "node %d missing", 22)
+	if r.failed != "" || !strings.Contains(r.skipped, "node 22 missing") || !strings.Contains(r.skipped, "scripts/setup-test-deps.sh") {
+		t.Errorf("outside CI: skipped %q, failed %q; want a skip naming the set-up script", r.skipped, r.failed)
+	}
+	t.Setenv("CI", "true")
+	r = &recorder{TB: t}
+	Unavailable(r, "node missing")
+	if r.skipped != "" || !strings.Contains(r.failed, "node missing") {
+		t.Errorf("in CI: skipped %q, failed %q; want a failure", r.skipped, r.failed)
+	}
 }

@@ -54,6 +54,7 @@ func Unavailable(t testing.TB, format string, args ...any) {
 	msg += " (" + setupHint + ")"
 	if Required() {
 		t.Fatalf("test peer missing: %s; CI or %s=1 forbids skipping", msg, requirePeersEnv)
+		return
 	}
 	t.Skipf("test peer missing: %s", msg)
 }

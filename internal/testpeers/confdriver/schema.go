@@ -11,8 +11,10 @@ type jsonSchema struct {
 	OneOf      []struct {
 		Const any `json:"const"`
 	} `json:"oneOf"`
-	AnyOf []*jsonSchema `json:"anyOf"`
-	Const any           `json:"const"`
+	AnyOf   []*jsonSchema `json:"anyOf"`
+	Const   any           `json:"const"`
+	Format  string        `json:"format"`
+	Minimum *float64      `json:"minimum"`
 }
 
 // typeName returns the schema's type, the first non-null one of a list.
@@ -90,6 +92,9 @@ func (s *jsonSchema) sample(n int) any {
 	}
 	switch s.typeName() {
 	case "number", "integer":
+		if s.Minimum != nil && float64(n) < *s.Minimum {
+			return *s.Minimum
+		}
 		return n
 	case "boolean":
 		return true
@@ -99,6 +104,16 @@ func (s *jsonSchema) sample(n int) any {
 		return s.sampleArgs()
 	case "null":
 		return nil
+	}
+	switch s.Format {
+	case "email":
+		return "confdriver@example.com"
+	case "uri":
+		return "https://example.com/confdriver"
+	case "date":
+		return "2000-01-01"
+	case "date-time":
+		return "2000-01-01T00:00:00Z"
 	}
 	return "confdriver"
 }
