@@ -114,10 +114,13 @@ func (s *Store) keyringErr(op string, err error) error {
 	// The cause (D-Bus error text, OS error) is for logs; people get
 	// what to do.
 	s.logger.Warn("keyring unavailable", "op", op, "err", err)
-	return &UserError{Msg: unavailableMsg(), Err: fmt.Errorf("keyring %s: %w: %v", op, ErrKeyringUnavailable, err)}
+	return &UserError{Msg: unavailableMsg(err), Err: fmt.Errorf("keyring %s: %w: %v", op, ErrKeyringUnavailable, err)}
 }
 
-func unavailableMsg() string {
+func unavailableMsg(cause error) string {
+	if c := strings.ToLower(cause.Error()); strings.Contains(c, "unlock") || strings.Contains(c, "locked") || strings.Contains(c, "prompt") {
+		return "The system keyring is locked and no unlock prompt could be shown; unlock it (for example by logging in to the desktop) and try again, or put the secret in an environment variable and reference it as ${VAR} in a header."
+	}
 	switch runtime.GOOS {
 	case "linux", "freebsd", "openbsd", "netbsd", "dragonfly":
 		return "No Secret Service keyring is available (needs a D-Bus session with gnome-keyring or KeePassXC running and unlocked); start one, or put the secret in an environment variable and reference it as ${VAR} in a header."
