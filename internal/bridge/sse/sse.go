@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"strconv"
 	"time"
 )
@@ -38,10 +39,19 @@ type Reader struct {
 	skipLF    bool // the previous line ended in CR: a following LF is part of it
 	maxEvent  int
 	firstLine bool
+	midLine   bool // an over-long line was abandoned before its end
+	skipEvent bool // the rest of an oversized event is still to be skipped
 }
 
-// ErrEventTooLarge is returned when an event's data exceeds the reader's limit.
+// ErrEventTooLarge is returned when an event's data exceeds the reader's limit,
+// or when one line of the stream is longer than the limit plus a small
+// allowance for the field name. The rest of the oversized event is skipped:
+// the next call to Next returns the event after it.
 var ErrEventTooLarge = errors.New("sse: event too large")
+
+// lineSlack is how much longer than maxEvent a single line may be (room for
+// the field name, the colon and the space).
+const lineSlack = 64
 
 // NewReader returns a Reader on r. maxEvent caps one event's data in bytes
 // (zero or negative: no cap).
@@ -53,6 +63,11 @@ func NewReader(r io.Reader, maxEvent int) *Reader {
 // comments) are skipped. At the end of the stream it returns io.EOF; an event
 // not terminated by a blank line is discarded, as the standard requires.
 func (r *Reader) Next() (*Event, error) {
+	if r.skipEvent {
+		if err := r.skipRest(); err != nil {
+			return nil, err
+		}
+	}
 	var (
 		ev      Event
 		data    []byte
@@ -60,8 +75,11 @@ func (r *Reader) Next() (*Event, error) {
 		seen    bool
 	)
 	for {
-		line, err := r.readLine()
+		line, _, err := r.readLine(true)
 		if err != nil {
+			if err == ErrEventTooLarge {
+				r.skipEvent = true
+			}
 			return nil, err
 		}
 		if len(line) == 0 {
@@ -91,6 +109,7 @@ func (r *Reader) Next() (*Event, error) {
 			seen = true
 		case "data":
 			if r.maxEvent > 0 && len(data)+len(value) > r.maxEvent {
+				r.skipEvent = true
 				return nil, ErrEventTooLarge
 			}
 			data = append(data, value...)
@@ -111,6 +130,22 @@ func (r *Reader) Next() (*Event, error) {
 	}
 }
 
+// skipRest discards lines up to and including the blank line that ends the
+// current event, keeping none of them in memory.
+func (r *Reader) skipRest() error {
+	for {
+		partial := r.midLine // the first line read may be the tail of a long one
+		_, n, err := r.readLine(false)
+		if err != nil {
+			return err
+		}
+		if n == 0 && !partial {
+			r.skipEvent = false
+			return nil
+		}
+	}
+}
+
 func digits(b []byte) (int64, bool) {
 	if len(b) == 0 {
 		return 0, false
@@ -127,14 +162,22 @@ func digits(b []byte) (int64, bool) {
 	return n, true
 }
 
-// readLine returns the next line without its terminator. The returned slice is
-// only valid until the next call.
-func (r *Reader) readLine() ([]byte, error) {
+// readLine returns the next line without its terminator, and its length. When
+// keep is false the line's bytes are dropped and only counted. A kept line
+// longer than the limit is not returned: ErrEventTooLarge is, after the bytes
+// read so far are discarded, so the outcome does not depend on how the input
+// was split into reads.
+func (r *Reader) readLine(keep bool) ([]byte, int, error) {
+	limit := 0
+	if keep && r.maxEvent > 0 && r.maxEvent <= math.MaxInt-lineSlack {
+		limit = r.maxEvent + lineSlack
+	}
 	var line []byte
+	n := 0
 	for {
 		b, err := r.br.Peek(1)
 		if err != nil {
-			return nil, err
+			return nil, n, err
 		}
 		if r.skipLF {
 			r.skipLF = false
@@ -146,23 +189,37 @@ func (r *Reader) readLine() ([]byte, error) {
 		// Take what is buffered up to the first CR or LF.
 		buf, _ := r.br.Peek(r.br.Buffered())
 		i := bytes.IndexAny(buf, "\r\n")
+		end := i
 		if i < 0 {
-			line = append(line, buf...)
-			r.br.Discard(len(buf))
-			if r.maxEvent > 0 && len(line) > r.maxEvent+64 {
-				return nil, ErrEventTooLarge
+			end = len(buf)
+		}
+		if limit > 0 && n+end > limit {
+			r.firstLine = false
+			if i < 0 {
+				r.br.Discard(len(buf))
+				r.midLine = true
+			} else {
+				r.skipLF = buf[i] == '\r'
+				r.br.Discard(i + 1)
+				r.midLine = false
 			}
+			return nil, 0, ErrEventTooLarge
+		}
+		if keep {
+			line = append(line, buf[:end]...)
+		}
+		n += end
+		if i < 0 {
+			r.br.Discard(len(buf))
 			continue
 		}
-		line = append(line, buf[:i]...)
-		if buf[i] == '\r' {
-			r.skipLF = true
-		}
+		r.skipLF = buf[i] == '\r'
 		r.br.Discard(i + 1)
+		r.midLine = false
 		if r.firstLine {
 			r.firstLine = false
 			line = bytes.TrimPrefix(line, []byte("\xEF\xBB\xBF"))
 		}
-		return line, nil
+		return line, n, nil
 	}
 }
