@@ -367,16 +367,30 @@ func (r *Relay) startNotification(msg *jsonrpc.Message) {
 	if r.obs != nil {
 		r.obs.Relayed(msg.Method)
 	}
+	var gate chan struct{}
+	if msg.Method == "notifications/initialized" {
+		// Messages after initialized must not overtake it (rule L11): the
+		// server may only then finish setting up the session (some servers
+		// register tools at that point). Hold them until it is accepted.
+		gate = make(chan struct{})
+		r.mu.Lock()
+		r.ready = gate
+		r.mu.Unlock()
+	}
 	r.inWG.Add(1)
 	r.goTracked(func() {
 		defer r.inWG.Done()
-		if err := r.forward(msg); err != nil {
+		err := r.forward(msg)
+		if gate == nil {
 			return
 		}
-		if msg.Method == "notifications/initialized" {
+		if err == nil {
 			r.mu.Lock()
 			r.inited = true
 			r.mu.Unlock()
+		}
+		close(gate)
+		if err == nil {
 			r.startListen()
 		}
 	})
@@ -441,7 +455,7 @@ func (r *Relay) forward(msg *jsonrpc.Message) error {
 func (r *Relay) send(ctx context.Context, msg *jsonrpc.Message) error {
 	reinits, retries := 0, 0
 	for {
-		if msg.Method != "initialize" {
+		if msg.Method != "initialize" && msg.Method != "notifications/initialized" {
 			if err := r.waitReady(ctx); err != nil {
 				return err
 			}
