@@ -248,7 +248,7 @@ func (p *StatusPublisher) flush() {
 	st.Updated = time.Now()
 	data, err := json.MarshalIndent(st, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(p.path, append(data, '\n'), 0o600)
+		err = WriteFileAtomic(p.path, append(data, '\n'), 0o600)
 	}
 	if err != nil {
 		p.logger.Debug("status: write failed", "path", p.path, "err", err)

@@ -179,11 +179,11 @@ func (s *Store) Modify(ctx context.Context, fn func(*Config) error) error {
 		return nil
 	}
 	if old != nil {
-		if err := writeFileAtomic(s.Path()+".bak", old, 0o600); err != nil {
+		if err := WriteFileAtomic(s.Path()+".bak", old, 0o600); err != nil {
 			return fmt.Errorf("backing up config: %w", err)
 		}
 	}
-	if err := writeFileAtomic(s.Path(), data, 0o600); err != nil {
+	if err := WriteFileAtomic(s.Path(), data, 0o600); err != nil {
 		return fmt.Errorf("writing config: %w", err)
 	}
 	s.logger.Debug("config written", "path", s.Path(), "endpoints", len(cfg.Endpoints))
@@ -278,10 +278,10 @@ func cloneMap(m map[string]string) map[string]string {
 	return out
 }
 
-// writeFileAtomic writes data to a temp file in the same directory, syncs
+// WriteFileAtomic writes data to a temp file in the same directory, syncs
 // it and renames it over name, so readers see the old or the new content,
-// never a torn file.
-func writeFileAtomic(name string, data []byte, perm os.FileMode) (err error) {
+// never a torn file. The CLI uses it for AI clients' config files too.
+func WriteFileAtomic(name string, data []byte, perm os.FileMode) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err
