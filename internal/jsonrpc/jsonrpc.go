@@ -12,6 +12,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // Standard JSON-RPC 2.0 error codes.
@@ -74,8 +79,10 @@ var ErrNotObject = errors.New("message is not a JSON object")
 
 // Parse decodes one message. The input must be a single JSON object; the
 // returned Message's Raw is its compact form (a copy, the input is not kept).
+// Member names are matched exactly, as JSON-RPC requires: "ID" or "Method"
+// are unknown members, not the id or the method.
 func Parse(data []byte) (*Message, error) {
-	data = bytes.TrimSpace(data)
+	data = bytes.Trim(data, jsonSpace)
 	if len(data) == 0 {
 		return nil, errors.New("empty message")
 	}
@@ -85,9 +92,20 @@ func Parse(data []byte) (*Message, error) {
 	if data[0] != '{' {
 		return nil, ErrNotObject
 	}
-	var m Message
-	if err := json.Unmarshal(data, &m); err != nil {
+	// encoding/json matches struct fields case-insensitively, so decode the
+	// members by their exact names.
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(data, &members); err != nil {
 		return nil, fmt.Errorf("decoding message: %w", err)
+	}
+	var m Message
+	m.ID, m.Params, m.Result = members["id"], members["params"], members["result"]
+	for name, dst := range map[string]any{"jsonrpc": &m.JSONRPC, "method": &m.Method, "error": &m.Error} {
+		if raw, ok := members[name]; ok {
+			if err := json.Unmarshal(raw, dst); err != nil {
+				return nil, fmt.Errorf("decoding message: %s: %w", name, err)
+			}
+		}
 	}
 	var buf bytes.Buffer
 	buf.Grow(len(data))
@@ -97,6 +115,9 @@ func Parse(data []byte) (*Message, error) {
 	m.Raw = buf.Bytes()
 	return &m, nil
 }
+
+// jsonSpace is the whitespace JSON allows around values.
+const jsonSpace = " \t\r\n"
 
 // Kind reports what the message is. A request has a method and a non-null id;
 // a notification has a method and no id; a response has an id and exactly one
@@ -117,16 +138,93 @@ func (m *Message) Kind() Kind {
 // IDKey returns the id in a form usable as a map key (its compact JSON text).
 func (m *Message) IDKey() string { return IDKey(m.ID) }
 
-// IDKey normalises a raw id to a map key.
+// IDKey normalises a raw id to a map key, so that a response is matched to
+// its request even when the peer re-encoded the id: whitespace does not count,
+// a string id is keyed by its value (a Python server sends "é" back as
+// "\u00e9", a Go server escapes <, > and &), and an integral number by its
+// integer value (1.0 and 1e0 are 1). Distinct ids never share a key; a string
+// id and a number id never do.
 func IDKey(id json.RawMessage) string {
+	id = bytes.Trim(id, jsonSpace)
 	if len(id) == 0 {
 		return ""
+	}
+	switch c := id[0]; {
+	case c == '"':
+		if k, ok := stringKey(id); ok {
+			return k
+		}
+	case c == '-' || ('0' <= c && c <= '9'):
+		if f, err := strconv.ParseFloat(string(id), 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return strconv.FormatInt(int64(f), 10)
+		}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, id); err != nil {
 		return string(id)
 	}
 	return buf.String()
+}
+
+// shortEscapes maps the letter of a two-character JSON escape to its character.
+var shortEscapes = map[byte]rune{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// stringKey re-encodes a JSON string literal in one canonical form: escapes
+// are decoded and the text is written again escaping only '"', '\\' and
+// control characters. Bytes that are not UTF-8 and lone surrogate escapes are
+// kept as they are, so that distinct ids never share a key.
+func stringKey(lit []byte) (string, bool) {
+	if len(lit) < 2 || lit[len(lit)-1] != '"' || !json.Valid(lit) {
+		return "", false
+	}
+	s := lit[1 : len(lit)-1]
+	var b strings.Builder
+	b.Grow(len(lit))
+	b.WriteByte('"')
+	put := func(r rune) {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r < 0x20:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	hex := func(h []byte) rune {
+		n, _ := strconv.ParseUint(string(h), 16, 16)
+		return rune(n)
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			b.WriteByte(s[i]) // raw bytes, valid UTF-8 or not, stay as they are
+			i++
+			continue
+		}
+		c := s[i+1]
+		i += 2
+		if c != 'u' {
+			put(shortEscapes[c])
+			continue
+		}
+		r := hex(s[i : i+4])
+		i += 4
+		if utf16.IsSurrogate(r) {
+			if r < 0xDC00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				if pair := utf16.DecodeRune(r, hex(s[i+2:i+6])); pair != utf8.RuneError {
+					put(pair)
+					i += 6
+					continue
+				}
+			}
+			fmt.Fprintf(&b, "\\u%04x", r) // a lone surrogate, kept escaped
+			continue
+		}
+		put(r)
+	}
+	b.WriteByte('"')
+	return b.String(), true
 }
 
 // Encode marshals m compactly, sets m.Raw and returns it.
