@@ -167,6 +167,12 @@ func TestNext(t *testing.T) {
 		{"long line at eof", "data: " + strings.Repeat("x", 200), 5, []ev{tooLarge}},
 		{"long id line", "id: " + strings.Repeat("1", 100) + "\ndata: x\n\ndata: ok\n\n", 5, []ev{tooLarge, msg("ok")}},
 		{"two oversized events", "data: 123456\n\ndata: abcdef\n\ndata: ok\n\n", 5, []ev{tooLarge, tooLarge, msg("ok")}},
+		{"limit larger than the read buffer ok", "data: " + strings.Repeat("x", 40000) + "\n\n", 40000,
+			[]ev{msg(strings.Repeat("x", 40000))}},
+		{"limit larger than the read buffer exceeded", "data: " + strings.Repeat("x", 40001) + "\n\ndata: ok\n\n", 40000,
+			[]ev{tooLarge, msg("ok")}},
+		{"line larger than the read buffer exceeded", ":" + strings.Repeat("x", 40065) + "\r\rdata: ok\r\r", 40000,
+			[]ev{tooLarge, msg("ok")}},
 		{"no limit", "data: " + strings.Repeat("x", 100000) + "\n\n", 0, []ev{msg(strings.Repeat("x", 100000))}},
 	}
 	for _, tt := range tests {
