@@ -31,6 +31,8 @@ type desktop struct {
 	// answers -32601.
 	onRequest func(m *jsonrpc.Message) any
 	notes     []*jsonrpc.Message
+	stash     map[string][]*jsonrpc.Message // responses read while awaiting another id
+	timeout   time.Duration                 // how long await waits; default 30 s
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -170,18 +172,38 @@ func (d *desktop) notify(method string, params any) {
 // await returns the response to id, collecting notifications on the way.
 func (d *desktop) await(id json.RawMessage) *jsonrpc.Message {
 	d.t.Helper()
-	timeout := time.After(30 * time.Second)
+	key := jsonrpc.IDKey(id)
+	d.mu.Lock()
+	if q := d.stash[key]; len(q) > 0 {
+		d.stash[key] = q[1:]
+		d.mu.Unlock()
+		return q[0]
+	}
+	d.mu.Unlock()
+	wait := d.timeout
+	if wait == 0 {
+		wait = 30 * time.Second
+	}
+	timeout := time.After(wait)
 	for {
 		select {
 		case m, ok := <-d.msgs:
 			if !ok {
 				d.t.Fatalf("relay output closed while waiting for response %s", id)
 			}
-			if m.Kind() == jsonrpc.KindResponse && m.IDKey() == jsonrpc.IDKey(id) {
-				return m
+			if m.Kind() == jsonrpc.KindResponse {
+				if m.IDKey() == key {
+					return m
+				}
+				d.mu.Lock()
+				if d.stash == nil {
+					d.stash = map[string][]*jsonrpc.Message{}
+				}
+				d.stash[m.IDKey()] = append(d.stash[m.IDKey()], m)
+				d.mu.Unlock()
 			}
 		case <-timeout:
-			d.t.Fatalf("no response to request %s within 30s", id)
+			d.t.Fatalf("no response to request %s within %s", id, wait)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -81,7 +82,8 @@ func New(t testing.TB, target string) *Proxy {
 			pr.Out.Host = u.Host
 		},
 		FlushInterval: -1,
-		ErrorLog:      nil,
+		// Cut connections are the point of this proxy: not worth a log line.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
 	t.Cleanup(p.srv.Close)
