@@ -57,6 +57,7 @@ func TestBridgeAgainstEverything(t *testing.T) {
 		"hello through the bridge",
 		"42",
 		"Long running operation completed",
+		"notification notifications/progress",
 		"server request sampling/createMessage",
 		"server request elicitation/create",
 	} {

@@ -153,7 +153,11 @@ func (c *bridgeConn) dispatch(line []byte) {
 		go c.answer(&m)
 	case m.Method != "": // notification
 		if !c.verb {
-			c.logf("notification %s", m.Method)
+			if m.Method == "notifications/progress" {
+				c.logf("notification %s %s", m.Method, m.Params)
+			} else {
+				c.logf("notification %s", m.Method)
+			}
 		}
 	case len(m.ID) > 0: // response to us
 		key := idKey(m.ID)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"time"
 )
 
@@ -15,6 +14,7 @@ import (
 type toolCall struct {
 	Name      string         `json:"name"`
 	Arguments map[string]any `json:"arguments,omitempty"`
+	Meta      map[string]any `json:"_meta,omitempty"`
 }
 
 type tool struct {
@@ -90,7 +90,9 @@ func drive(ctx context.Context, cfg *config, logf func(string, ...any)) (err err
 	if err != nil {
 		return err
 	}
-	for _, tc := range calls {
+	for i, tc := range calls {
+		// Ask for progress, as desktop clients do.
+		tc.Meta = map[string]any{"progressToken": fmt.Sprintf("confdriver-%d", i+1)}
 		args, _ := json.Marshal(tc.Arguments)
 		logf("tools/call %s %s", tc.Name, args)
 		res, err := conn.call(ctx, "tools/call", tc)
@@ -200,7 +202,11 @@ func serverRequestHandler(logf func(string, ...any)) func(string, json.RawMessag
 			if err := json.Unmarshal(params, &p); err != nil {
 				return nil, &rpcError{Code: -32602, Message: "invalid elicitation params: " + err.Error()}
 			}
-			logf("elicitation (%s): %q", strings.TrimSpace(p.Mode+" mode"), p.Message)
+			mode := p.Mode
+			if mode == "" {
+				mode = "form"
+			}
+			logf("elicitation (%s mode): %q", mode, p.Message)
 			if p.Mode == "url" {
 				return map[string]any{"action": "accept"}, nil
 			}
