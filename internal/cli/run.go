@@ -67,18 +67,19 @@ func runRelay(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "Usage: mcpbridge [run] --url URL [flags]\n       mcpbridge run NAME\n\nRelays JSON-RPC between stdio (the AI client) and a Streamable HTTP MCP server.\nstdout carries protocol only; logs go to stderr.\n\nFlags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
 		return ExitUsage
 	}
-	if fs.NArg() > 1 || (fs.NArg() == 1 && endpoint != "") {
-		fmt.Fprintf(env.Stderr, "mcpbridge: unexpected arguments %q\n", fs.Args())
+	if len(pos) > 1 || (len(pos) == 1 && endpoint != "") {
+		fmt.Fprintf(env.Stderr, "mcpbridge: unexpected arguments %q\n", pos)
 		return ExitUsage
 	}
-	if fs.NArg() == 1 {
-		endpoint = fs.Arg(0)
+	if len(pos) == 1 {
+		endpoint = pos[0]
 	}
 	log, closeLog, err := newLogger(env.Stderr, f.logLevel, f.logFile)
 	if err != nil {
@@ -186,3 +187,4 @@ func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int
 	}
 	return ExitOK
 }
+
