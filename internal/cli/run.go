@@ -187,4 +187,3 @@ func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int
 	}
 	return ExitOK
 }
-
