@@ -64,6 +64,7 @@ func startBridge(cfg *config, logf func(string, ...any), handle func(string, jso
 	args := append([]string{"--url", cfg.url, "--allow-http"}, cfg.bridgeArgs...)
 	cmd := exec.Command(cfg.bridge, args...)
 	cmd.Stderr = &prefixWriter{prefix: "mcpbridge: ", w: os.Stderr}
+	cmd.Env = browserEnviron()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -13,6 +13,10 @@
 //
 // Exit status: 0 when every step succeeded and the bridge exited 0 on stdin
 // EOF, 1 on any failure (explained on stderr), 2 on bad usage.
+//
+// Unless BROWSER is set, the bridge gets BROWSER=<confdriver> and
+// CONFDRIVER_AS_BROWSER=1: run that way, confdriver acts as the web browser
+// for OAuth, fetching the URLs it is given and following redirects.
 package main
 
 import (
@@ -49,6 +53,9 @@ func main() {
 }
 
 func run(args []string, stderr io.Writer) int {
+	if os.Getenv(browserEnv) == "1" {
+		return actAsBrowser(args, stderr)
+	}
 	cfg, err := parseArgs(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
