@@ -24,6 +24,14 @@ func (m *Manager) servePOST(w http.ResponseWriter, r *http.Request) {
 			"Unsupported Media Type: Content-Type must be application/json")
 		return
 	}
+	// A request for a session that is gone gets 404 whatever its body, so
+	// that the client starts over instead of fixing the message.
+	var s *session
+	if !m.opts.Stateless && r.Header.Get(HeaderSessionID) != "" {
+		if s = m.sessionFor(w, r); s == nil {
+			return
+		}
+	}
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, jsonrpc.CodeParseError, "Parse error: reading body: "+err.Error())
@@ -49,16 +57,17 @@ func (m *Manager) servePOST(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var s *session
-	if kind == jsonrpc.KindRequest && msg.Method == "initialize" && r.Header.Get(HeaderSessionID) == "" {
+	if s == nil {
+		if kind != jsonrpc.KindRequest || msg.Method != "initialize" {
+			writeError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Bad Request: missing "+HeaderSessionID+" header")
+			return
+		}
 		s = m.newSession(uuid.NewString())
 		m.mu.Lock()
 		m.sessions[s.id] = s
 		m.mu.Unlock()
 		m.logger.Info("session started", "session", s.id)
 		defer s.startOnce()
-	} else if s = m.sessionFor(w, r); s == nil {
-		return
 	}
 	s.begin()
 	defer s.end()

@@ -94,9 +94,11 @@ func (s *session) start() {
 	m.handlers.Add(1)
 	m.live.Add(1)
 	go func() {
+		// exited closes last, so that whoever waits on it sees the
+		// handler fully accounted for.
+		defer close(s.exited)
 		defer m.handlers.Done()
 		defer m.live.Add(-1)
-		defer close(s.exited)
 		reason := "handler returned"
 		defer func() {
 			if p := recover(); p != nil {
