@@ -215,6 +215,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	jsonResp := fs.Bool("json", false, "answer requests with application/json instead of SSE")
 	idle := fs.Duration("idle-timeout", 0, "end sessions idle this long (0: never)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	asStdio := fs.Bool("stdio", false, "serve one session over stdin/stdout instead of HTTP: the demo tools with no bridge, the floor for latency comparisons")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -227,6 +228,13 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	defer closeLog()
+	if *asStdio {
+		if err := demo.ServeStdio(ctx, demo.New(log), env.Stdin, env.Stdout); err != nil {
+			fmt.Fprintf(env.Stderr, "mcpbridge serve: %v\n", err)
+			return ExitError
+		}
+		return ExitOK
+	}
 	opts := server.Options{Logger: log, Stateless: *stateless, JSONResponse: *jsonResp, IdleTimeout: *idle}
 	if !*stateless {
 		opts.EventStore = server.NewMemoryEventStore()
