@@ -59,6 +59,7 @@ type session struct {
 	nextStream int
 	streams    map[string]*stream // by stream id
 	requests   map[string]*stream // open requests, by id key
+	retired    []string           // delivered streams still kept, oldest first
 	active     int                // HTTP requests in flight
 	idleTimer  *time.Timer
 	idleGen    int
@@ -197,6 +198,12 @@ func (s *session) Recv(ctx context.Context) (*jsonrpc.Message, error) {
 	case <-s.done:
 		return nil, ErrSessionClosed
 	case <-ctx.Done():
+		// The session's own context ends with the session: say so.
+		select {
+		case <-s.done:
+			return nil, ErrSessionClosed
+		default:
+		}
 		return nil, ctx.Err()
 	}
 }

@@ -15,6 +15,10 @@ import (
 // client is connected to it and there is no event store; the oldest go first.
 const maxQueuedGET = 1024
 
+// keepDelivered is how many fully delivered POST streams a session keeps in
+// the event store for clients that lost the end of one.
+const keepDelivered = 8
+
 // stream is one logical SSE stream of a session: the response stream of one
 // POSTed request, or the session's standalone GET stream. It outlives the HTTP
 // response that carries it, so that with an event store a client can pick it
@@ -33,6 +37,7 @@ type stream struct {
 	closeAt  int                        // end the response after this seq; -1: no
 	finished bool                       // no more events will come
 	orphan   bool                       // nobody can read it any more: drop events
+	retired  bool                       // delivered, kept for a late resume
 	wake     chan struct{}
 }
 
@@ -241,12 +246,31 @@ func (st *stream) detach(done bool) {
 
 // forgetIfDoneLocked drops a POST stream that will not be written any more:
 // finished, and either fully delivered or unreadable.
+//
+// With an event store, a delivered stream is kept a little longer (the last
+// keepDelivered of them per session): a write that succeeded may still have
+// been lost with the connection, and the client will then resume it.
 func (st *stream) forgetIfDoneLocked() {
 	if st.id == getStreamID || !st.finished || st.attached || !st.orphan {
 		return
 	}
-	delete(st.s.streams, st.id)
-	if es := st.store(); es != nil {
-		es.DeleteStream(st.s.id, st.id)
+	s := st.s
+	es := st.store()
+	if es != nil && !st.retired {
+		st.retired = true
+		s.retired = append(s.retired, st.id)
+		for len(s.retired) > keepDelivered {
+			old := s.streams[s.retired[0]]
+			s.retired = s.retired[1:]
+			if old != nil && !old.attached {
+				delete(s.streams, old.id)
+				es.DeleteStream(s.id, old.id)
+			}
+		}
+		return
+	}
+	delete(s.streams, st.id)
+	if es != nil {
+		es.DeleteStream(s.id, st.id)
 	}
 }
