@@ -199,6 +199,13 @@ func (c *Client) Post(ctx context.Context, msg *jsonrpc.Message, deliver Deliver
 	if err != nil {
 		return err
 	}
+	if isInit {
+		// initialize opens a session: it never carries an old one (a client
+		// that initializes twice starts afresh).
+		req.Header.Del(headerSessionID)
+		req.Header.Del(headerProtocolVersion)
+		sid = ""
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return err

@@ -15,6 +15,10 @@ import (
 	"github.com/mcpbridge/mcpbridge/internal/jsonrpc"
 )
 
+// listenWait caps how long requests after notifications/initialized wait for
+// the GET stream to be answered.
+const listenWait = 2 * time.Second
+
 // Observer hears what a relay does, for status reporting. Methods are called
 // from many goroutines and must not block.
 type Observer interface {
@@ -388,11 +392,18 @@ func (r *Relay) startNotification(msg *jsonrpc.Message) {
 			r.mu.Lock()
 			r.inited = true
 			r.mu.Unlock()
+			// Open the GET stream before letting later requests go: a
+			// server may hand their messages to the first stream that
+			// exists, and the client must be listening by then. A server
+			// slow to answer the GET does not hold requests for long.
+			opened := r.startListen()
+			select {
+			case <-opened:
+			case <-time.After(listenWait):
+			case <-r.ctx.Done():
+			}
 		}
 		close(gate)
-		if err == nil {
-			r.startListen()
-		}
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/jsonrpc"
 )
@@ -76,7 +77,11 @@ func (r *Relay) reinitialize(ctx context.Context, failedSID string) error {
 		if err := r.c.Post(ctx, note, r.deliver); err != nil {
 			return fmt.Errorf("re-initializing: sending notifications/initialized: %w", err)
 		}
-		r.startListenLocked()
+		select {
+		case <-r.startListenLocked():
+		case <-time.After(listenWait):
+		case <-ctx.Done():
+		}
 	}
 	r.log.Info("new session established after expiry", "session", shortID(r.c.SessionID()))
 	r.state("connected")
@@ -84,18 +89,21 @@ func (r *Relay) reinitialize(ctx context.Context, failedSID string) error {
 }
 
 // startListen opens the GET stream for server-initiated messages (rule L6).
-func (r *Relay) startListen() {
+// It returns a channel closed once the first GET has been answered.
+func (r *Relay) startListen() <-chan struct{} {
 	r.reinitMu.Lock()
 	defer r.reinitMu.Unlock()
-	r.startListenLocked()
+	return r.startListenLocked()
 }
 
 // startListenLocked is startListen for callers holding reinitMu.
-func (r *Relay) startListenLocked() {
+func (r *Relay) startListenLocked() <-chan struct{} {
+	opened := make(chan struct{})
 	if r.c.SessionID() == "" {
 		// Without a session there is no stream to tie server messages to;
 		// servers without sessions answer on POST streams only.
-		return
+		close(opened)
+		return opened
 	}
 	ctx, cancel := context.WithCancel(r.ctx)
 	r.mu.Lock()
@@ -107,7 +115,7 @@ func (r *Relay) startListenLocked() {
 	sid := r.c.SessionID()
 	r.goTracked(func() {
 		defer cancel()
-		err := r.c.Listen(ctx, r.deliver)
+		err := r.c.Listen(ctx, r.deliver, func() { close(opened) })
 		if errors.Is(err, ErrSessionExpired) && ctx.Err() == nil {
 			// The session died while idle: replace it now rather than
 			// making the next request pay for it.
@@ -117,6 +125,7 @@ func (r *Relay) startListenLocked() {
 			}
 		}
 	})
+	return opened
 }
 
 // toolName extracts params.name of a tools/call.

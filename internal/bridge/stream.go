@@ -20,6 +20,9 @@ type streamState struct {
 	retry       time.Duration
 	done        bool
 	events      int // events received since the last (re)connection
+	// opened, if set, is called once the first GET has an answer (response
+	// headers or an error), then cleared.
+	opened func()
 }
 
 // readSSE reads events from body until the awaited response arrives, the
@@ -125,6 +128,10 @@ func (c *Client) getStream(ctx context.Context, st *streamState, deliver Deliver
 		req.Header.Set(headerLastEventID, st.lastEventID)
 	}
 	resp, err := c.hc.Do(req)
+	if st.opened != nil {
+		st.opened()
+		st.opened = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -143,8 +150,19 @@ var errGETUnsupported = errors.New("server offers no GET stream")
 // (ErrSessionExpired). Drops are resumed with Last-Event-ID after the server's
 // retry delay or an exponential backoff with full jitter (rule L6); there is
 // no attempt limit, since a laptop may be offline for hours.
-func (c *Client) Listen(ctx context.Context, deliver Deliver) error {
-	st := &streamState{}
+//
+// opened, if not nil, is called once the first GET has been answered (or has
+// failed), so that a caller can hold other requests until the stream that
+// may carry their messages exists.
+func (c *Client) Listen(ctx context.Context, deliver Deliver, opened func()) error {
+	st := &streamState{opened: opened}
+	if opened != nil {
+		defer func() {
+			if st.opened != nil {
+				st.opened()
+			}
+		}()
+	}
 	b := c.opts.Backoff.withDefaults()
 	failures := 0
 	for {
