@@ -120,7 +120,6 @@ func (s *session) start() {
 func (s *session) close(reason string) {
 	s.closeOnce.Do(func() {
 		s.m.remove(s)
-		s.cancel()
 		s.mu.Lock()
 		s.closed = true
 		if s.idleTimer != nil {
@@ -140,7 +139,10 @@ func (s *session) close(reason string) {
 		if st := s.m.opts.EventStore; st != nil && s.id != "" {
 			st.DeleteSession(s.id)
 		}
+		// done closes before the context is cancelled, so that a handler
+		// woken by either sees ErrSessionClosed from Recv.
 		close(s.done)
+		s.cancel()
 		if s.id != "" {
 			s.m.logger.Info("session ended", "session", s.id, "reason", reason)
 		}
