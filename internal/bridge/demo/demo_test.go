@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,7 +114,9 @@ func TestGoSDKClient(t *testing.T) {
 			if got := call(t, cs, "add", map[string]any{"a": 2, "b": 3.5}); got != "5.5" {
 				t.Errorf("add = %q", got)
 			}
-			if got := call(t, cs, "big", map[string]any{"bytes": 3 << 20}); len(got) != 3<<20 {
+			// Past the 64 KiB line and token limits of naive readers; the
+			// multi-megabyte case is TestBig (slow under -race).
+			if got := call(t, cs, "big", map[string]any{"bytes": 100 << 10}); len(got) != 100<<10 {
 				t.Errorf("big returned %d bytes", len(got))
 			}
 		})
@@ -194,4 +197,64 @@ func TestSessionsEndWithClient(t *testing.T) {
 	if n := mgr.SessionCount(); n != 0 {
 		t.Errorf("SessionCount after close = %d, want 0", n)
 	}
+}
+
+func TestBig(t *testing.T) {
+	url, _ := startDemo(t, server.Options{EventStore: server.NewMemoryEventStore()})
+	cs := connect(t, url, nil, "2025-11-25")
+	if got := call(t, cs, "big", map[string]any{"bytes": 3 << 20}); len(got) != 3<<20 {
+		t.Errorf("big returned %d bytes", len(got))
+	}
+}
+
+// TestSlowCancel: cancelling the call's context makes the client send
+// notifications/cancelled, which stops the tool; the session goes on.
+func TestSlowCancel(t *testing.T) {
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	url, _ := startDemo(t, server.Options{Logger: logger})
+	first := make(chan struct{}, 100)
+	cs := connect(t, url, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { first <- struct{}{} },
+	}, "2025-11-25")
+	ctx, cancel := context.WithCancel(t.Context())
+	params := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1000, "delayMs": 10}}
+	params.SetProgressToken(7)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, params)
+		errc <- err
+	}()
+	<-first
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("cancelled call succeeded")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "request cancelled by client") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server never saw the cancellation; logs:\n%s", logs.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cs.Ping(t.Context(), nil); err != nil {
+		t.Errorf("ping after cancel: %v", err)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -47,3 +47,21 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("answers seen: %v", got)
 	}
 }
+
+func TestVersionNegotiation(t *testing.T) {
+	for _, tc := range []struct{ asked, want string }{
+		{"2024-11-05", "2024-11-05"},
+		{"2025-03-26", "2025-03-26"},
+		{"2025-11-25", "2025-11-25"},
+		{"2099-01-01", "2025-11-25"},
+	} {
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + tc.asked + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n")
+		var out strings.Builder
+		if err := demo.ServeStdio(context.Background(), demo.New(nil), in, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"protocolVersion":"`+tc.want+`"`) || !strings.Contains(out.String(), `"name":"mcpbridge-demo"`) {
+			t.Errorf("asked %s: %s", tc.asked, out.String())
+		}
+	}
+}
