@@ -288,7 +288,7 @@ func TestNamedEndpointLiveReload(t *testing.T) {
 	type seen struct{ key, session string }
 	var mu sync.Mutex
 	var log []seen
-	url, _ := demoServer(t, func(h http.Handler) http.Handler {
+	url, mgr1 := demoServer(t, func(h http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodPost {
 				mu.Lock()
@@ -342,6 +342,26 @@ func TestNamedEndpointLiveReload(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(dir, "state"))
 	if len(entries) == 0 {
 		t.Error("no status file published")
+	}
+	// A new URL starts a new session at the new server; the client notices
+	// nothing.
+	url2, mgr2 := demoServer(t, nil)
+	cli("endpoint", "edit", "demo", "--url", url2)
+	deadline = time.Now().Add(10 * time.Second)
+	for i := 100; mgr2.SessionCount() == 0; i++ {
+		if got := p.echo(i, "moved"); got != "moved" {
+			t.Fatalf("echo during the move = %q", got)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the bridge never opened a session at the new URL")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := p.echo(200, "at the new server"); got != "at the new server" {
+		t.Errorf("echo at the new URL = %q", got)
+	}
+	if n := mgr1.SessionCount(); n != 0 {
+		t.Errorf("the old server still has %d sessions: the move did not end the old one", n)
 	}
 	cli("endpoint", "remove", "demo")
 	err := p.wait(15 * time.Second)
