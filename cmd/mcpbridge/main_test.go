@@ -375,3 +375,53 @@ func TestNamedEndpointLiveReload(t *testing.T) {
 		t.Errorf("status file left behind: %v", entries)
 	}
 }
+
+// TestHonoursHTTPProxy: HTTP_PROXY is used the Go way (no flag needed); the
+// proxy sees requests for the remote host and forwards them.
+func TestHonoursHTTPProxy(t *testing.T) {
+	url, _ := demoServer(t, nil)
+	var mu sync.Mutex
+	var hosts []string
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts = append(hosts, r.URL.Host)
+		mu.Unlock()
+		// Forward to the demo server whatever host was asked for.
+		out, _ := http.NewRequestWithContext(r.Context(), r.Method, url, r.Body)
+		out.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := resp.Body.Read(buf)
+			if n > 0 {
+				w.Write(buf[:n])
+				w.(http.Flusher).Flush()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}))
+	defer proxy.Close()
+	p := start(t, []string{"HTTP_PROXY=" + proxy.URL, "NO_PROXY="}, "--url", "http://mcp.example.invalid/mcp", "--allow-http")
+	p.initialize()
+	if got := p.echo(1, "via proxy"); got != "via proxy" {
+		t.Errorf("echo = %q", got)
+	}
+	p.stdin.Close()
+	p.wait(10 * time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) == 0 || hosts[0] != "mcp.example.invalid" {
+		t.Errorf("proxy saw hosts %v", hosts)
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -392,5 +394,65 @@ func TestStatelessServer(t *testing.T) {
 	d.close()
 	if mgr.SessionCount() != 0 {
 		t.Error("stateless manager kept sessions")
+	}
+}
+
+// TestCookiesKept: a cookie the server sets (load-balancer stickiness) is sent
+// back on every later request of the session.
+func TestCookiesKept(t *testing.T) {
+	url, _ := startDemo(t, server.Options{})
+	var withCookie, without int
+	var mu sync.Mutex
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if c, err := r.Cookie("lb"); err == nil && c.Value == "node-7" {
+			withCookie++
+		} else {
+			without++
+		}
+		mu.Unlock()
+		http.SetCookie(w, &http.Cookie{Name: "lb", Value: "node-7", Path: "/"})
+		proxyTo(w, r, url)
+	}))
+	defer front.Close()
+	hc, err := NewHTTPClient(TransportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startDesktop(t, front.URL+"/mcp", func(c *ClientOptions, _ *RelayOptions) { c.HTTPClient = hc })
+	d.initialize(nil)
+	d.call("tools/call", map[string]any{"name": "echo", "arguments": map[string]any{"message": "x"}})
+	d.close()
+	mu.Lock()
+	defer mu.Unlock()
+	if without != 1 || withCookie < 2 {
+		t.Errorf("requests without the cookie: %d (want only the first), with: %d", without, withCookie)
+	}
+}
+
+// proxyTo forwards r to target, streaming the response.
+func proxyTo(w http.ResponseWriter, r *http.Request, target string) {
+	out, _ := http.NewRequestWithContext(r.Context(), r.Method, target, r.Body)
+	out.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			w.(http.Flusher).Flush()
+		}
+		if err != nil {
+			return
+		}
 	}
 }
