@@ -68,7 +68,6 @@ func (u *UI) build() {
 			dot := container.NewGridWrap(fyne.NewSquareSize(12), newDot())
 			name := widget.NewLabelWithStyle("endpoint-name-template", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 			sum := widget.NewLabel("not running · 0 bridges")
-			sum.Importance = widget.LowImportance
 			return container.NewBorder(nil, nil, container.NewCenter(dot), nil, container.NewVBox(name, sum))
 		},
 		func(id widget.ListItemID, o fyne.CanvasObject) {
