@@ -42,6 +42,29 @@ type Fault struct {
 	// Garbage is written into an SSE response before the first forwarded
 	// event (raw bytes, e.g. "data: {not json\n\n").
 	Garbage string
+
+	// Stall forwards the request, then StallAfterEvents events of an SSE
+	// response (0: only the headers), then stops forwarding anything while
+	// keeping the connection open: a silently dead path, as after a laptop
+	// slept behind a NAT or a middlebox that hangs. The upstream request ends
+	// when the client gives up on the connection.
+	Stall            bool
+	StallAfterEvents int
+	// TruncateAfterEvents forwards this many complete events of an SSE
+	// response, then the first half of the next one, then ends the response
+	// cleanly: a stream that stops in the middle of an event (0: no cut).
+	TruncateAfterEvents int
+
+	// OnStatus replaces an upstream answer with the given status by the
+	// Fault's Status, Body, ContentType and Header: for example a 404 for an
+	// unknown session rewritten into the 400 some servers send instead.
+	OnStatus map[int]Fault
+}
+
+// streamFault reports whether f needs the proxy's own forwarding.
+func (f Fault) streamFault() bool {
+	return f.CutAfterEvents != 0 || f.CloseAfterEvents != 0 || f.Garbage != "" ||
+		f.Stall || f.TruncateAfterEvents != 0 || f.OnStatus != nil
 }
 
 // Request describes a request the proxy saw.
@@ -56,14 +79,14 @@ type Request struct {
 type Proxy struct {
 	URL string // the proxy's URL with the target's path
 
-	target *url.URL
-	rp     *httputil.ReverseProxy
-	srv    *httptest.Server
-	n      atomic.Int64
+	rp  *httputil.ReverseProxy
+	srv *httptest.Server
+	n   atomic.Int64
 
-	mu   sync.Mutex
-	rule func(r *Request, n int) Fault
-	seen []Request
+	mu     sync.Mutex
+	target *url.URL
+	rule   func(r *Request, n int) Fault
+	seen   []Request
 }
 
 // New starts a proxy in front of target (a full endpoint URL). It is closed
@@ -77,6 +100,7 @@ func New(t testing.TB, target string) *Proxy {
 	p := &Proxy{target: u}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
+			u := p.currentTarget()
 			pr.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
 			pr.Out.URL.Path = pr.In.URL.Path
 			pr.Out.Host = u.Host
@@ -97,6 +121,26 @@ func (p *Proxy) SetRule(rule func(r *Request, n int) Fault) {
 	p.mu.Lock()
 	p.rule = rule
 	p.mu.Unlock()
+}
+
+// SetTarget sends later requests to another server (same path), as when a
+// server restarts on another port. Connections already forwarded stay where
+// they are.
+func (p *Proxy) SetTarget(target string) error {
+	u, err := url.Parse(target)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.target = u
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Proxy) currentTarget() *url.URL {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
 }
 
 // Requests returns what the proxy has seen so far.
@@ -130,27 +174,33 @@ func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if f.Status != 0 {
-		for k, vs := range f.Header {
-			w.Header()[k] = vs
-		}
-		if f.ContentType != "" {
-			w.Header().Set("Content-Type", f.ContentType)
-		}
-		w.WriteHeader(f.Status)
-		io.WriteString(w, f.Body)
+		answer(w, f)
 		return
 	}
-	if f.CutAfterEvents == 0 && f.CloseAfterEvents == 0 && f.Garbage == "" {
+	if !f.streamFault() {
 		p.rp.ServeHTTP(w, r)
 		return
 	}
 	p.forwardCutting(w, r, body, f)
 }
 
+// answer writes f's canned response.
+func answer(w http.ResponseWriter, f Fault) {
+	for k, vs := range f.Header {
+		w.Header()[k] = vs
+	}
+	if f.ContentType != "" {
+		w.Header().Set("Content-Type", f.ContentType)
+	}
+	w.WriteHeader(f.Status)
+	io.WriteString(w, f.Body)
+}
+
 // forwardCutting forwards r itself (not through ReverseProxy, which turns
 // any early end into an aborted response) and applies f's stream faults.
 func (p *Proxy) forwardCutting(w http.ResponseWriter, r *http.Request, body []byte, f Fault) {
-	out, err := http.NewRequestWithContext(r.Context(), r.Method, p.target.Scheme+"://"+p.target.Host+r.URL.RequestURI(), bytes.NewReader(body))
+	target := p.currentTarget()
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target.Scheme+"://"+target.Host+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)
 		return
@@ -162,6 +212,10 @@ func (p *Proxy) forwardCutting(w http.ResponseWriter, r *http.Request, body []by
 		return
 	}
 	defer resp.Body.Close()
+	if alt, ok := f.OnStatus[resp.StatusCode]; ok {
+		answer(w, alt)
+		return
+	}
 	for k, vs := range resp.Header {
 		w.Header()[k] = vs
 	}
@@ -178,6 +232,16 @@ func (p *Proxy) forwardCutting(w http.ResponseWriter, r *http.Request, body []by
 	if f.Garbage != "" {
 		io.WriteString(w, f.Garbage)
 		flush()
+	}
+	stall := func() {
+		// Hold the connection open and forward nothing until the client
+		// leaves; returning then closes the upstream stream too.
+		flush()
+		<-r.Context().Done()
+	}
+	if f.Stall && f.StallAfterEvents == 0 {
+		stall()
+		return
 	}
 	br := bufio.NewReader(resp.Body)
 	events := 0
@@ -202,6 +266,28 @@ func (p *Proxy) forwardCutting(w http.ResponseWriter, r *http.Request, body []by
 		}
 		if f.CloseAfterEvents > 0 && events >= f.CloseAfterEvents {
 			return // a clean end of the response
+		}
+		if f.Stall && events >= f.StallAfterEvents {
+			stall()
+			return
+		}
+		if f.TruncateAfterEvents > 0 && events >= f.TruncateAfterEvents {
+			next := nextEvent(br)
+			w.Write(next[:len(next)/2])
+			flush()
+			return // a clean end in the middle of an event
+		}
+	}
+}
+
+// nextEvent reads the next complete event (up to its blank line) from br.
+func nextEvent(br *bufio.Reader) []byte {
+	var ev []byte
+	for {
+		line, err := br.ReadBytes('\n')
+		ev = append(ev, line...)
+		if err != nil || len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return ev
 		}
 	}
 }
