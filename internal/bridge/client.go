@@ -208,7 +208,7 @@ func (c *Client) Post(ctx context.Context, msg *jsonrpc.Message, deliver Deliver
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return err
+		return redactErr(err)
 	}
 	defer resp.Body.Close()
 
@@ -395,7 +395,7 @@ func (c *Client) Terminate(ctx context.Context) error {
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("ending session: %w", err)
+		return fmt.Errorf("ending session: %w", redactErr(err))
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

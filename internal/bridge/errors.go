@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -77,6 +79,17 @@ func neverSent(err error) bool {
 	return false
 }
 
+// redactErr keeps the query and user info of the endpoint URL (which may
+// carry a token) out of transport errors, which end up in logs and in error
+// messages to the client: net/http puts the full URL in every *url.Error.
+func redactErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		ue.URL = RedactURL(ue.URL)
+	}
+	return err
+}
+
 // describe turns a transport error into a sentence for the desktop client.
 func describe(err error, rawURL string) string {
 	url := RedactURL(rawURL)
@@ -92,6 +105,11 @@ func describe(err error, rawURL string) string {
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return fmt.Sprintf("cannot reach the MCP server at %s: the host name %q does not resolve", url, dnsErr.Name)
+	}
+	if !neverSent(err) && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
+		// The request was written, so the server may have acted on it: say
+		// so instead of a bare "EOF", and that it was not sent again.
+		return fmt.Sprintf("the MCP server at %s closed the connection before answering; the request may or may not have been processed, so it was not resent", url)
 	}
 	s := err.Error()
 	if neverSent(err) {

@@ -133,7 +133,7 @@ func (c *Client) getStream(ctx context.Context, st *streamState, deliver Deliver
 		st.opened = nil
 	}
 	if err != nil {
-		return err
+		return redactErr(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
