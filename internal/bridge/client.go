@@ -48,7 +48,20 @@ type ClientOptions struct {
 	MaxMessage int
 	// Backoff shapes reconnection of dropped streams. Zero value: defaults.
 	Backoff Backoff
+	// ListenIdleTimeout reopens the GET stream when it has carried nothing,
+	// not even a keep-alive comment, for this long: the path is presumed dead
+	// (TCP keep-alive cannot see a proxy or middlebox that acknowledges
+	// packets but forwards nothing). TypeScript and Python SDK servers send a
+	// comment every 15 s; servers that send none only get their quiet stream
+	// reopened (resumed with Last-Event-ID) now and then. Request streams
+	// have no such limit: a tool may work silently for as long as it needs.
+	// Default DefaultListenIdleTimeout; negative disables it.
+	ListenIdleTimeout time.Duration
 }
+
+// DefaultListenIdleTimeout is the default ClientOptions.ListenIdleTimeout:
+// eight missed 15-second keep-alives.
+const DefaultListenIdleTimeout = 2 * time.Minute
 
 // Client is a Streamable HTTP client for one endpoint (stateful era,
 // revisions 2025-03-26 to 2025-11-25). It holds the session id and the
@@ -82,6 +95,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	}
 	if opts.MaxMessage <= 0 {
 		opts.MaxMessage = DefaultMaxMessage
+	}
+	if opts.ListenIdleTimeout == 0 {
+		opts.ListenIdleTimeout = DefaultListenIdleTimeout
 	}
 	log := opts.Logger
 	if log == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/bridge/sse"
@@ -20,6 +21,10 @@ type streamState struct {
 	retry       time.Duration
 	done        bool
 	events      int // events received since the last (re)connection
+	// idle, if positive, reopens the stream when it carries no bytes for
+	// this long (the GET stream only: a request's stream may be quiet for as
+	// long as the tool works).
+	idle time.Duration
 	// opened, if set, is called once the first GET has an answer (response
 	// headers or an error), then cleared.
 	opened func()
@@ -139,8 +144,51 @@ func (c *Client) getStream(ctx context.Context, st *streamState, deliver Deliver
 	if resp.StatusCode >= 300 {
 		return c.statusError(resp, sid)
 	}
-	return c.readSSE(ctx, resp.Body, st, deliver)
+	body := resp.Body
+	if st.idle > 0 {
+		ib := newIdleBody(body, st.idle)
+		defer ib.stop()
+		body = ib
+	}
+	return c.readSSE(ctx, body, st, deliver)
 }
+
+// errStreamIdle means a GET stream carried nothing, not even a keep-alive
+// comment, for the idle timeout: the path to the server is presumed dead.
+var errStreamIdle = errors.New("no data on the stream for too long; presumed dead")
+
+// idleBody closes a response body that delivers no bytes for idle. TCP
+// keep-alive finds a peer that is gone, but not a path that still
+// acknowledges packets and forwards nothing (a hung middlebox or proxy, a
+// NAT that lost us while a laptop slept behind another one).
+type idleBody struct {
+	io.ReadCloser
+	idle  time.Duration
+	timer *time.Timer
+	fired atomic.Bool
+}
+
+func newIdleBody(rc io.ReadCloser, idle time.Duration) *idleBody {
+	b := &idleBody{ReadCloser: rc, idle: idle}
+	b.timer = time.AfterFunc(idle, func() {
+		b.fired.Store(true)
+		rc.Close()
+	})
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && b.fired.Load() {
+		err = errStreamIdle
+	}
+	return n, err
+}
+
+func (b *idleBody) stop() { b.timer.Stop() }
 
 // errGETUnsupported means the server offers no GET stream (405, rule L6).
 var errGETUnsupported = errors.New("server offers no GET stream")
@@ -155,7 +203,7 @@ var errGETUnsupported = errors.New("server offers no GET stream")
 // failed), so that a caller can hold other requests until the stream that
 // may carry their messages exists.
 func (c *Client) Listen(ctx context.Context, deliver Deliver, opened func()) error {
-	st := &streamState{opened: opened}
+	st := &streamState{opened: opened, idle: c.opts.ListenIdleTimeout}
 	if opened != nil {
 		defer func() {
 			if st.opened != nil {
