@@ -20,7 +20,7 @@ apt_pkgs=(
 	# desktop tests and screenshots
 	xvfb xdotool imagemagick
 	# Fyne (cgo) build dependencies
-	libgl1-mesa-dev xorg-dev libxkbcommon-dev
+	libgl1-mesa-dev xorg-dev libxkbcommon-dev libwayland-dev
 )
 
 log() { printf 'setup-test-deps: %s\n' "$*" >&2; }
