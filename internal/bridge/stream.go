@@ -190,6 +190,9 @@ func (b *idleBody) Read(p []byte) (int, error) {
 
 func (b *idleBody) stop() { b.timer.Stop() }
 
+// maxRetryAfter caps how long a server's Retry-After may hold the GET stream.
+const maxRetryAfter = 10 * time.Minute
+
 // errGETUnsupported means the server offers no GET stream (405, rule L6).
 var errGETUnsupported = errors.New("server offers no GET stream")
 
@@ -232,6 +235,11 @@ func (c *Client) Listen(ctx context.Context, deliver Deliver, opened func()) err
 			failures++
 		}
 		delay := b.Delay(failures, st.retry)
+		if errors.As(err, &he) && he.RetryAfter > delay {
+			// A rate-limited or overloaded server (429, 503) said when to
+			// come back: reconnecting sooner only earns another refusal.
+			delay = min(he.RetryAfter, maxRetryAfter)
+		}
 		if err != nil {
 			c.log.Info("GET stream dropped; reconnecting", "err", err, "delay", delay, "last_event_id", st.lastEventID)
 		} else {
