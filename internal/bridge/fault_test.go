@@ -664,3 +664,48 @@ func TestSilentlyDeadGETStream(t *testing.T) {
 		followUp(t, d)
 	})
 }
+
+// TestGETStreamRetryAfter: a GET stream refused with 429 and Retry-After is
+// reopened no sooner than the server asked, and requests are not held up
+// meanwhile.
+func TestGETStreamRetryAfter(t *testing.T) {
+	url, _ := startDemo(t, server.Options{})
+	proxy := faultproxy.New(t, url)
+	var refused atomic.Bool
+	var mu sync.Mutex
+	var gets []time.Time
+	proxy.SetRule(func(r *faultproxy.Request, n int) faultproxy.Fault {
+		if r.Method != "GET" {
+			return faultproxy.Fault{}
+		}
+		mu.Lock()
+		gets = append(gets, time.Now())
+		mu.Unlock()
+		if !refused.Swap(true) {
+			return faultproxy.Fault{Status: 429, Header: http.Header{"Retry-After": {"1"}}, ContentType: "text/plain", Body: "slow down"}
+		}
+		return faultproxy.Fault{}
+	})
+	d := startDesktop(t, proxy.URL, nil)
+	d.initialize(nil)
+	followUp(t, d)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(gets)
+		mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(gets) < 2 {
+		t.Fatalf("the GET stream was not reopened after the 429 (%d GETs)", len(gets))
+	}
+	if gap := gets[1].Sub(gets[0]); gap < 900*time.Millisecond {
+		t.Errorf("GET reopened %s after a 429 asking for 1s", gap)
+	}
+	checkExactlyOnce(t, d)
+}
