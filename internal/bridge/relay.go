@@ -348,9 +348,15 @@ func (r *Relay) startRequest(msg *jsonrpc.Message) {
 		return
 	}
 	r.pending[key] = &pending{id: msg.ID, method: msg.Method, cancel: cancel}
+	var gate chan struct{}
 	if msg.Method == "initialize" {
 		r.initMsg = msg
 		r.inited = false
+		// Until initialize is answered there is no session to send anything
+		// in: a client that does not wait (rule L11) has its next messages
+		// held here instead of refused by the server for a missing session.
+		gate = make(chan struct{})
+		r.ready = gate
 	}
 	r.mu.Unlock()
 	if r.obs != nil {
@@ -360,6 +366,9 @@ func (r *Relay) startRequest(msg *jsonrpc.Message) {
 	r.goTracked(func() {
 		defer r.inWG.Done()
 		defer cancel()
+		if gate != nil {
+			defer close(gate)
+		}
 		r.relayRequest(ctx, msg)
 	})
 }
@@ -371,19 +380,27 @@ func (r *Relay) startNotification(msg *jsonrpc.Message) {
 	if r.obs != nil {
 		r.obs.Relayed(msg.Method)
 	}
-	var gate chan struct{}
+	var gate, prevReady chan struct{}
 	if msg.Method == "notifications/initialized" {
 		// Messages after initialized must not overtake it (rule L11): the
 		// server may only then finish setting up the session (some servers
 		// register tools at that point). Hold them until it is accepted.
 		gate = make(chan struct{})
 		r.mu.Lock()
+		prev := r.ready // closed once a pending initialize is answered
 		r.ready = gate
 		r.mu.Unlock()
+		prevReady = prev
 	}
 	r.inWG.Add(1)
 	r.goTracked(func() {
 		defer r.inWG.Done()
+		if prevReady != nil {
+			select {
+			case <-prevReady:
+			case <-r.ctx.Done():
+			}
+		}
 		err := r.forward(msg)
 		if gate == nil {
 			return

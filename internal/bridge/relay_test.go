@@ -456,3 +456,27 @@ func proxyTo(w http.ResponseWriter, r *http.Request, target string) {
 		}
 	}
 }
+
+// TestImpatientClient: a client that sends initialized and a request without
+// waiting for the initialize response (against rule L11) still gets a working
+// session: the bridge holds them until the session exists.
+func TestImpatientClient(t *testing.T) {
+	url, _ := startDemo(t, server.Options{})
+	proxy := faultproxy.New(t, url)
+	d := startDesktop(t, proxy.URL, nil)
+	initID := d.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "t", "version": "1"}})
+	d.notify("notifications/initialized", nil)
+	listID := d.request("tools/list", nil)
+	if m := d.await(initID); m.Error != nil {
+		t.Fatalf("initialize: %s", m.Raw)
+	}
+	if m := d.await(listID); m.Error != nil {
+		t.Fatalf("tools/list: %s", m.Raw)
+	}
+	for _, r := range proxy.Requests() {
+		if r.Method == "POST" && !strings.Contains(string(r.Body), `"initialize"`) && r.Header.Get("Mcp-Session-Id") == "" {
+			t.Errorf("a message went out without the session id: %s", r.Body)
+		}
+	}
+	checkExactlyOnce(t, d)
+}

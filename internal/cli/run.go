@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/bridge"
+	"github.com/mcpbridge/mcpbridge/internal/store"
 )
 
 func init() {
@@ -80,6 +82,13 @@ func runRelay(ctx context.Context, env *Env, args []string) int {
 	}
 	if len(pos) == 1 {
 		endpoint = pos[0]
+	}
+	if endpoint != "" && f.logFile == "" {
+		// Named bridges log to a per-endpoint file too, which the tray's log
+		// view shows; a failure to find the directory is not fatal.
+		if dir, err := store.DefaultLogDir(); err == nil && os.MkdirAll(dir, 0o700) == nil {
+			f.logFile = store.LogFile(dir, endpoint)
+		}
 	}
 	log, closeLog, err := newLogger(env.Stderr, f.logLevel, f.logFile)
 	if err != nil {
