@@ -120,10 +120,10 @@ type OAuth struct {
 	mu     sync.Mutex // guards the fields below
 	loaded bool
 	creds  *Credentials
-	// stepScopes is the scope set of the last insufficient_scope sign-in,
-	// stepUps how many sign-ins it has had.
-	stepScopes string
-	stepUps    int
+	// lastScopes is the scope set of the last sign-in, attempts how many
+	// sign-ins in a row asked for it (bounds step-up, A6).
+	lastScopes string
+	attempts   int
 }
 
 var _ Authorizer = (*OAuth)(nil)
@@ -294,23 +294,26 @@ func (o *OAuth) Unauthorized(ctx context.Context, resp *http.Response) error {
 	}
 	c := o.snapshot()
 	if stepUp {
-		scopes := union(c.Scopes, strings.Fields(ch.scope))
+		have := c.Scopes
+		if c.Token == nil {
+			have = o.opts.Scopes
+		}
+		scopes := union(have, strings.Fields(ch.scope))
 		key := strings.Join(scopes, " ")
 		o.mu.Lock()
-		if key != o.stepScopes {
-			o.stepScopes, o.stepUps = key, 0
+		n := 0
+		if key == o.lastScopes {
+			n = o.attempts
 		}
-		o.stepUps++
-		n := o.stepUps
 		o.mu.Unlock()
-		if n > maxStepUps {
+		if n >= maxStepUps {
 			return &store.UserError{
-				Msg: fmt.Sprintf("The server still refuses with insufficient scope after %d sign-ins for %q.", maxStepUps, key),
+				Msg: fmt.Sprintf("The server still refuses with insufficient scope after %d sign-ins for %q.", n, key),
 				Err: fmt.Errorf("%w: scopes %q", ErrScopeLimit, key),
 			}
 		}
-		o.log.Info("oauth: the server wants more scope; signing in again", "scope", key, "attempt", n)
-		return o.signInLogged(ctx, ch, scopes, o.opts.Interactive)
+		o.log.Info("oauth: the server wants more scope; signing in again", "scope", key)
+		return o.signInLogged(ctx, ch, scopes, true, o.opts.Interactive)
 	}
 	if used != "" && c.Token != nil && c.Token.RefreshToken != "" {
 		err := o.refresh(ctx, c)
@@ -319,19 +322,24 @@ func (o *OAuth) Unauthorized(ctx context.Context, resp *http.Response) error {
 		}
 		o.log.Info("oauth: token refresh failed; signing in again", "err", err)
 	}
-	o.resetStepUps()
-	return o.signInLogged(ctx, ch, strings.Fields(ch.scope), o.opts.Interactive)
+	return o.signInLogged(ctx, ch, strings.Fields(ch.scope), false, o.opts.Interactive)
 }
 
-func (o *OAuth) resetStepUps() {
+// countAttempt records a sign-in for scopes.
+func (o *OAuth) countAttempt(scopes []string) {
+	key := strings.Join(union(nil, scopes), " ")
 	o.mu.Lock()
-	o.stepScopes, o.stepUps = "", 0
+	if key == o.lastScopes {
+		o.attempts++
+	} else {
+		o.lastScopes, o.attempts = key, 1
+	}
 	o.mu.Unlock()
 }
 
 // signInLogged signs in; a token that could not be stored is still used.
-func (o *OAuth) signInLogged(ctx context.Context, ch challenge, scopes []string, interactive bool) error {
-	err := o.signIn(ctx, ch, scopes, interactive)
+func (o *OAuth) signInLogged(ctx context.Context, ch challenge, scopes []string, exact, interactive bool) error {
+	err := o.signIn(ctx, ch, scopes, exact, interactive)
 	var se *saveError
 	if errors.As(err, &se) {
 		return nil // logged by commit; the token is in memory
@@ -350,8 +358,10 @@ func (o *OAuth) Login(ctx context.Context) error {
 	if err := o.ensureLoaded(ctx); err != nil {
 		return err
 	}
-	o.resetStepUps()
-	err := o.signIn(ctx, challenge{}, nil, true)
+	o.mu.Lock()
+	o.lastScopes, o.attempts = "", 0 // a person asked: start counting again
+	o.mu.Unlock()
+	err := o.signIn(ctx, challenge{}, nil, false, true)
 	var se *saveError
 	if errors.As(err, &se) {
 		return se.err

@@ -254,6 +254,21 @@ func TestStepUpBounded(t *testing.T) {
 	}
 }
 
+// The conformance suite's auth/scope-retry-limit: the challenge's scope is
+// never granted; three authorizations in all, counting the first.
+func TestStepUpSameScopeBounded(t *testing.T) {
+	e := newEnv(t)
+	e.mcp.set(func(m *fakeMCP) { m.challenge = "admin"; m.required = []string{"admin"} })
+	e.as.set(func(a *fakeAS) { a.withhold = "admin" })
+	err := call(t.Context(), e.oauth(t), e.mcp.URL(), 10)
+	if !errors.Is(err, ErrScopeLimit) {
+		t.Fatalf("err = %v, want ErrScopeLimit", err)
+	}
+	if _, auths, _ := e.as.counts(); auths != maxStepUps {
+		t.Fatalf("%d authorizes, want %d", auths, maxStepUps)
+	}
+}
+
 func TestStepUpGranted(t *testing.T) {
 	e := newEnv(t)
 	e.mcp.set(func(m *fakeMCP) { m.scopes = []string{"read"}; m.required = []string{"admin", "read"} })

@@ -20,9 +20,11 @@ import (
 )
 
 // signIn runs discovery, registration and the authorization code flow, and
-// commits the new token set. Call with sem held. A token that works but
-// could not be stored is a *saveError.
-func (o *OAuth) signIn(ctx context.Context, ch challenge, scopes []string, interactive bool) error {
+// commits the new token set. The scopes asked for are scopes when exact
+// (a step-up), else Options.Scopes, the challenge's scopes, or the
+// server's scopes_supported (A6). Call with sem held. A token that works
+// but could not be stored is a *saveError.
+func (o *OAuth) signIn(ctx context.Context, ch challenge, scopes []string, exact, interactive bool) error {
 	if !interactive {
 		name := o.opts.EndpointName
 		if name == "" {
@@ -55,12 +57,14 @@ func (o *OAuth) signIn(ctx context.Context, ch challenge, scopes []string, inter
 		return err
 	}
 	switch {
+	case exact:
 	case len(o.opts.Scopes) > 0:
 		scopes = o.opts.Scopes
 	case len(scopes) > 0:
 	case prm != nil && len(prm.ScopesSupported) > 0:
 		scopes = prm.ScopesSupported
 	}
+	o.countAttempt(scopes)
 
 	c := o.snapshot()
 	ln, err := o.listen(c.Clients[issuer])

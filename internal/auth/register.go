@@ -123,10 +123,7 @@ func (o *OAuth) register(ctx context.Context, meta *serverMetadata, redirect str
 	}
 	c := Client{ID: r.ClientID, Secret: r.ClientSecret, AuthMethod: r.TokenEndpointAuthMethod, RedirectURI: redirect, Dynamic: true}
 	if c.AuthMethod == "" {
-		c.AuthMethod = method
-		if method == "none" && c.Secret != "" {
-			c.AuthMethod = authMethod(meta, true)
-		}
+		c.AuthMethod = method // what was asked for stands
 	}
 	o.log.Info("oauth: registered", "issuer", meta.Issuer, "auth_method", c.AuthMethod)
 	return c, nil
