@@ -113,6 +113,12 @@ func (r *Reader) discardLine() int {
 	}
 }
 
+// largeMessage is the size from which Write sends the message and its
+// newline in two calls instead of copying the message.
+const largeMessage = 64 << 10
+
+var newline = []byte{'\n'}
+
 // Writer writes one message per line. It is safe for concurrent use; each
 // Write is atomic with respect to the others.
 type Writer struct {
@@ -131,6 +137,17 @@ func (w *Writer) Write(msg []byte) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(msg) >= largeMessage {
+		// A write this large is split by the kernel on a pipe anyway (only
+		// writes up to PIPE_BUF are atomic) and the mutex already keeps
+		// messages whole, so the newline goes in a second call rather than
+		// in a copy of a message that may be tens of megabytes.
+		if _, err := w.w.Write(msg); err != nil {
+			return err
+		}
+		_, err := w.w.Write(newline)
+		return err
+	}
 	// One write call per message keeps the message whole even on pipes that
 	// another process reads concurrently.
 	buf := make([]byte, 0, len(msg)+1)

@@ -346,3 +346,68 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteLargeWithoutCopy: a large message reaches the sink as the message
+// itself (no copy) followed by its newline, with nothing interleaved.
+func TestWriteLargeWithoutCopy(t *testing.T) {
+	cw := &countingWriter{}
+	w := NewWriter(cw)
+	var wg sync.WaitGroup
+	big := []byte(`{"pad":"` + strings.Repeat("y", largeMessage) + `"}`)
+	for range 4 {
+		wg.Go(func() {
+			for range 20 {
+				if err := w.Write(big); err != nil {
+					t.Error(err)
+				}
+				if err := w.Write([]byte(`{"small":1}`)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if cw.overlap {
+		t.Fatal("two Write calls reached the sink at the same time")
+	}
+	r := NewReader(&cw.buf, 0)
+	bigs, smalls := 0, 0
+	for {
+		line, err := r.ReadLine()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case bytes.Equal(line, big):
+			bigs++
+		case string(line) == `{"small":1}`:
+			smalls++
+		default:
+			t.Fatalf("interleaved line: %.80q", line)
+		}
+	}
+	if bigs != 80 || smalls != 80 {
+		t.Fatalf("read %d large and %d small messages, want 80 of each", bigs, smalls)
+	}
+
+	sink := &recordingWriter{}
+	if err := NewWriter(sink).Write(big); err != nil {
+		t.Fatal(err)
+	}
+	if len(sink.calls) != 2 || &sink.calls[0][0] != &big[0] || string(sink.calls[1]) != "\n" {
+		t.Fatalf("large message written as %d calls, want the message itself then a newline", len(sink.calls))
+	}
+	if err := NewWriter(errWriter{}).Write(big); err == nil {
+		t.Fatal("sink error on a large message not reported")
+	}
+}
+
+type recordingWriter struct{ calls [][]byte }
+
+func (r *recordingWriter) Write(p []byte) (int, error) {
+	r.calls = append(r.calls, p)
+	return len(p), nil
+}
