@@ -92,13 +92,19 @@ func Parse(data []byte) (*Message, error) {
 	if data[0] != '{' {
 		return nil, ErrNotObject
 	}
+	var buf bytes.Buffer
+	buf.Grow(len(data))
+	if err := json.Compact(&buf, data); err != nil {
+		return nil, fmt.Errorf("compacting message: %w", err)
+	}
+	m := Message{Raw: buf.Bytes()}
 	// encoding/json matches struct fields case-insensitively, so decode the
-	// members by their exact names.
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(data, &members); err != nil {
+	// members by their exact names. The raw members are slices of Raw rather
+	// than copies: a tool result of many megabytes is held once, not twice.
+	members, err := objectMembers(m.Raw)
+	if err != nil {
 		return nil, fmt.Errorf("decoding message: %w", err)
 	}
-	var m Message
 	m.ID, m.Params, m.Result = members["id"], members["params"], members["result"]
 	for name, dst := range map[string]any{"jsonrpc": &m.JSONRPC, "method": &m.Method, "error": &m.Error} {
 		if raw, ok := members[name]; ok {
@@ -107,13 +113,96 @@ func Parse(data []byte) (*Message, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(data))
-	if err := json.Compact(&buf, data); err != nil {
-		return nil, fmt.Errorf("compacting message: %w", err)
-	}
-	m.Raw = buf.Bytes()
 	return &m, nil
+}
+
+// objectMembers splits obj, a valid and compact JSON object, into its members
+// by decoded name (the last one wins, as with encoding/json). Each value is a
+// slice of obj whose capacity ends with the value, so appending to it never
+// overwrites obj.
+func objectMembers(obj []byte) (map[string]json.RawMessage, error) {
+	members := make(map[string]json.RawMessage, 4)
+	i := 1 // after '{'
+	for i < len(obj) && obj[i] != '}' {
+		end, err := skipValue(obj, i)
+		if err != nil || obj[i] != '"' || end >= len(obj) || obj[end] != ':' {
+			return nil, errors.New("malformed object")
+		}
+		lit := obj[i:end]
+		name := string(lit[1 : len(lit)-1])
+		if bytes.IndexByte(lit, '\\') >= 0 || !utf8.Valid(lit) {
+			// Escapes, or bytes encoding/json would replace with U+FFFD.
+			if err := json.Unmarshal(lit, &name); err != nil {
+				return nil, err
+			}
+		}
+		i = end + 1
+		if end, err = skipValue(obj, i); err != nil {
+			return nil, err
+		}
+		members[name] = json.RawMessage(obj[i:end:end])
+		i = end
+		if i < len(obj) && obj[i] == ',' {
+			i++
+		}
+	}
+	return members, nil
+}
+
+// skipValue returns the index just past the compact JSON value at obj[i].
+func skipValue(obj []byte, i int) (int, error) {
+	if i >= len(obj) {
+		return 0, errors.New("unexpected end of object")
+	}
+	switch obj[i] {
+	case '"':
+		return skipString(obj, i)
+	case '{', '[':
+		depth := 0
+		for i < len(obj) {
+			switch obj[i] {
+			case '"':
+				end, err := skipString(obj, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errors.New("unterminated value")
+	}
+	// A number, true, false or null: up to the next delimiter.
+	for j := i; j < len(obj); j++ {
+		if c := obj[j]; c == ',' || c == '}' || c == ']' {
+			return j, nil
+		}
+	}
+	return 0, errors.New("unterminated value")
+}
+
+// skipString returns the index just past the string literal at obj[i].
+func skipString(obj []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexAny(obj[j:], `"\`)
+		if k < 0 {
+			return 0, errors.New("unterminated string")
+		}
+		j += k
+		if obj[j] == '"' {
+			return j + 1, nil
+		}
+		j += 2 // an escape: the next byte is never the closing quote
+	}
 }
 
 // jsonSpace is the whitespace JSON allows around values.
