@@ -87,7 +87,10 @@ func (r *Reader) Next() (*Event, error) {
 				continue
 			}
 			if hasData {
-				ev.Data = data[:len(data)-1] // drop the final newline
+				ev.Data = data
+				if ev.Data == nil {
+					ev.Data = []byte{}
+				}
 			} else {
 				ev.Data = []byte{}
 			}
@@ -108,12 +111,22 @@ func (r *Reader) Next() (*Event, error) {
 			ev.Type = string(value)
 			seen = true
 		case "data":
-			if r.maxEvent > 0 && len(data)+len(value) > r.maxEvent {
+			size := len(value)
+			if hasData {
+				size += len(data) + 1 // the newline that joins the fields
+			}
+			if r.maxEvent > 0 && size > r.maxEvent {
 				r.skipEvent = true
 				return nil, ErrEventTooLarge
 			}
-			data = append(data, value...)
-			data = append(data, '\n')
+			if !hasData {
+				// The line is the reader's own copy: the first data field
+				// needs no other, however large.
+				data = value
+			} else {
+				data = append(data, '\n')
+				data = append(data, value...)
+			}
 			hasData = true
 			seen = true
 		case "id":
@@ -172,7 +185,10 @@ func (r *Reader) readLine(keep bool) ([]byte, int, error) {
 	if keep && r.maxEvent > 0 && r.maxEvent <= math.MaxInt-lineSlack {
 		limit = r.maxEvent + lineSlack
 	}
-	var line []byte
+	// The pieces of a line longer than the read buffer are kept apart and
+	// joined once at its end: growing one slice instead would allocate
+	// several times the size of a large event on the way.
+	var pieces [][]byte
 	n := 0
 	for {
 		b, err := r.br.Peek(1)
@@ -205,14 +221,23 @@ func (r *Reader) readLine(keep bool) ([]byte, int, error) {
 			}
 			return nil, 0, ErrEventTooLarge
 		}
-		if keep {
-			line = append(line, buf[:end]...)
-		}
-		n += end
 		if i < 0 {
+			if keep {
+				pieces = append(pieces, bytes.Clone(buf))
+			}
+			n += end
 			r.br.Discard(len(buf))
 			continue
 		}
+		var line []byte
+		if keep {
+			line = make([]byte, 0, n+end)
+			for _, p := range pieces {
+				line = append(line, p...)
+			}
+			line = append(line, buf[:end]...)
+		}
+		n += end
 		r.skipLF = buf[i] == '\r'
 		r.br.Discard(i + 1)
 		r.midLine = false
