@@ -6,6 +6,8 @@
 #   3. go test -race -tags nogui -count=1 ./...   (missing peers fail, never skip)
 #   4. scripts/keyring-test.sh       when present (tests against a real Secret Service)
 #   5. bounded fuzzing               every Fuzz target, MCPBRIDGE_FUZZTIME each (default 20s)
+#   6. scripts/tray-smoke.sh         the real tray (default cgo build) under Xvfb, with a screenshot
+#   7. packaging/linux.sh            the Linux .tar.xz package
 #
 # Every step runs even if an earlier one failed; the exit status is non-zero
 # when any failed, and a summary closes the output.
@@ -106,6 +108,9 @@ else
 	summary+=("$(printf 'skip  %-22s        (scripts/keyring-test.sh not present)' "keyring-test")")
 fi
 step "fuzz ($fuzztime each)" fuzz_all
+# The default build (cgo, Fyne): the real tray under Xvfb, then the Linux package.
+step "tray-smoke" bash scripts/tray-smoke.sh
+step "package (linux)" bash packaging/linux.sh
 
 printf '\n==> summary (%ds)\n' "$((SECONDS - total_start))"
 printf '%s\n' "${summary[@]}"

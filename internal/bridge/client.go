@@ -48,6 +48,9 @@ type ClientOptions struct {
 	MaxMessage int
 	// Backoff shapes reconnection of dropped streams. Zero value: defaults.
 	Backoff Backoff
+	// Auth, if set, supplies the Authorization header of every request and
+	// is consulted when the server answers 401 or 403 (OAuth).
+	Auth Authorizer
 	// ListenIdleTimeout reopens the GET stream when it has carried nothing,
 	// not even a keep-alive comment, for this long: the path is presumed dead
 	// (TCP keep-alive cannot see a proxy or middlebox that acknowledges
@@ -62,6 +65,58 @@ type ClientOptions struct {
 // DefaultListenIdleTimeout is the default ClientOptions.ListenIdleTimeout:
 // eight missed 15-second keep-alives.
 const DefaultListenIdleTimeout = 2 * time.Minute
+
+// Authorizer supplies and renews credentials, for OAuth. Its methods may be
+// called concurrently.
+type Authorizer interface {
+	// Authorization returns the value of the Authorization header for the
+	// next request, or "" for none.
+	Authorization(ctx context.Context) (string, error)
+	// Unauthorized is given a 401 or 403 response (body unread). It returns
+	// nil once new credentials are in place and the request should be sent
+	// again; the server did not process the refused request, so that is safe.
+	Unauthorized(ctx context.Context, resp *http.Response) error
+}
+
+// maxAuthRetries bounds re-authorization for one request (rule A6).
+const maxAuthRetries = 3
+
+// do sends the request build makes. With an Authorizer, it sets the
+// Authorization header and, when the Authorizer accepts a 401 or 403, sends a
+// fresh copy of the request again.
+func (c *Client) do(ctx context.Context, build func() (*http.Request, string, error)) (*http.Response, string, error) {
+	for attempt := 0; ; attempt++ {
+		req, sid, err := build()
+		if err != nil {
+			return nil, "", err
+		}
+		if c.opts.Auth != nil {
+			v, err := c.opts.Auth.Authorization(ctx)
+			if err != nil {
+				return nil, "", fmt.Errorf("authorizing: %w", err)
+			}
+			if v != "" {
+				req.Header.Set("Authorization", v)
+			}
+		}
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, "", redactErr(err)
+		}
+		if c.opts.Auth == nil || attempt >= maxAuthRetries ||
+			(resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			return resp, sid, nil
+		}
+		if aerr := c.opts.Auth.Unauthorized(ctx, resp); aerr != nil {
+			// The server's answer stays the error the caller reports; the
+			// authorizer's reason goes to the log.
+			c.log.Warn("authorization failed", "status", resp.StatusCode, "err", aerr)
+			return resp, sid, nil
+		}
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+	}
+}
 
 // Client is a Streamable HTTP client for one endpoint (stateful era,
 // revisions 2025-03-26 to 2025-11-25). It holds the session id and the
@@ -211,20 +266,19 @@ type Deliver func(*jsonrpc.Message)
 func (c *Client) Post(ctx context.Context, msg *jsonrpc.Message, deliver Deliver) error {
 	isRequest := msg.Kind() == jsonrpc.KindRequest
 	isInit := isRequest && msg.Method == "initialize"
-	req, sid, err := c.newRequest(ctx, http.MethodPost, msg.Bytes())
+	resp, sid, err := c.do(ctx, func() (*http.Request, string, error) {
+		req, sid, err := c.newRequest(ctx, http.MethodPost, msg.Bytes())
+		if err == nil && isInit {
+			// initialize opens a session: it never carries an old one (a
+			// client that initializes twice starts afresh).
+			req.Header.Del(headerSessionID)
+			req.Header.Del(headerProtocolVersion)
+			sid = ""
+		}
+		return req, sid, err
+	})
 	if err != nil {
 		return err
-	}
-	if isInit {
-		// initialize opens a session: it never carries an old one (a client
-		// that initializes twice starts afresh).
-		req.Header.Del(headerSessionID)
-		req.Header.Del(headerProtocolVersion)
-		sid = ""
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return redactErr(err)
 	}
 	defer resp.Body.Close()
 
@@ -405,13 +459,11 @@ func (c *Client) Terminate(ctx context.Context) error {
 	if c.SessionID() == "" {
 		return nil
 	}
-	req, sid, err := c.newRequest(ctx, http.MethodDelete, nil)
+	resp, sid, err := c.do(ctx, func() (*http.Request, string, error) {
+		return c.newRequest(ctx, http.MethodDelete, nil)
+	})
 	if err != nil {
-		return err
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("ending session: %w", redactErr(err))
+		return fmt.Errorf("ending session: %w", err)
 	}
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()

@@ -444,6 +444,7 @@ func proxyTo(w http.ResponseWriter, r *http.Request, target string) {
 		w.Header()[k] = v
 	}
 	w.WriteHeader(resp.StatusCode)
+	w.(http.Flusher).Flush() // a quiet GET stream still gets its headers
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := resp.Body.Read(buf)

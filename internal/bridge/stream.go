@@ -125,20 +125,19 @@ func (c *Client) resume(ctx context.Context, st *streamState, cause error, deliv
 // getStream opens one GET SSE stream (resuming from st.lastEventID if set)
 // and reads it until it ends or st is done.
 func (c *Client) getStream(ctx context.Context, st *streamState, deliver Deliver) error {
-	req, sid, err := c.newRequest(ctx, http.MethodGet, nil)
-	if err != nil {
-		return err
-	}
-	if st.lastEventID != "" {
-		req.Header.Set(headerLastEventID, st.lastEventID)
-	}
-	resp, err := c.hc.Do(req)
+	resp, sid, err := c.do(ctx, func() (*http.Request, string, error) {
+		req, sid, err := c.newRequest(ctx, http.MethodGet, nil)
+		if err == nil && st.lastEventID != "" {
+			req.Header.Set(headerLastEventID, st.lastEventID)
+		}
+		return req, sid, err
+	})
 	if st.opened != nil {
 		st.opened()
 		st.opened = nil
 	}
 	if err != nil {
-		return redactErr(err)
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 300 {
