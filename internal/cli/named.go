@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/auth"
 	"github.com/mcpbridge/mcpbridge/internal/bridge"
 	"github.com/mcpbridge/mcpbridge/internal/store"
 )
@@ -44,7 +45,7 @@ func (l *liveEndpoint) header(ctx context.Context) (http.Header, error) {
 
 // loadNamedEndpoint reads a named endpoint from the config, publishes the
 // bridge's status for the tray, and watches the config for changes.
-func loadNamedEndpoint(ctx context.Context, env *Env, name string, log *slog.Logger) (relayConfig, func(), int) {
+func loadNamedEndpoint(ctx context.Context, env *Env, name string, oauth *oauthFlags, log *slog.Logger) (relayConfig, func(), int) {
 	st, err := store.Open(log)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcpbridge: %s\n", userText(err))
@@ -69,6 +70,11 @@ func loadNamedEndpoint(ctx context.Context, env *Env, name string, log *slog.Log
 			return live.get().Tools.Allowed(tool)
 		},
 		connectTimeout: time.Duration(ep.Options.ConnectTimeout),
+	}
+	if ep.Auth == store.AuthOAuth {
+		o := oauth.options(ep.URL, ep.Name)
+		o.Store = auth.NewKeyringStore(st, ep.ID)
+		cfg.oauth = &o
 	}
 	var pub *store.StatusPublisher
 	if dir, err := store.DefaultStateDir(); err == nil {
@@ -112,6 +118,10 @@ func applyEndpointChange(ctx context.Context, r *bridge.Relay, live *liveEndpoin
 	prev := live.get()
 	live.set(next)
 	switch {
+	case next.URL != prev.URL && (next.Auth == store.AuthOAuth || prev.Auth == store.AuthOAuth):
+		// OAuth tokens are bound to the server they were issued for: a new
+		// URL needs a new sign-in, which a fresh start of the bridge does.
+		r.Stop(fmt.Errorf("the URL of OAuth endpoint %q changed; restart the AI client's connection to sign in to the new server", next.Name))
 	case next.URL != prev.URL:
 		if _, err := bridge.ValidateURL(next.URL, next.Options.AllowHTTP); err != nil {
 			log.Error("the endpoint's new URL is not usable; keeping the old one", "err", err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpbridge/mcpbridge/internal/auth"
 	"github.com/mcpbridge/mcpbridge/internal/bridge"
 	"github.com/mcpbridge/mcpbridge/internal/store"
 )
@@ -28,6 +29,7 @@ type relayFlags struct {
 	logLevel   string
 	logFile    string
 	maxMessage int
+	oauth      oauthFlags
 }
 
 func (f *relayFlags) register(fs *flag.FlagSet, withURL bool) {
@@ -37,6 +39,7 @@ func (f *relayFlags) register(fs *flag.FlagSet, withURL bool) {
 		fs.StringVar(&f.headerFile, "header-file", "", "file of \"Name: value\" lines, one per header (keeps secrets out of the process list)")
 		fs.BoolVar(&f.allowHTTP, "allow-http", false, "allow plain http to a non-loopback host")
 		fs.StringVar(&f.caFile, "ca-file", "", "PEM file of extra CA certificates to trust (corporate proxies)")
+		f.oauth.register(fs)
 	}
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFile, "log-file", "", "also append logs to this file")
@@ -56,6 +59,8 @@ type relayConfig struct {
 	connectTimeout time.Duration
 	// start, if set, is called with the relay before it runs (config watching).
 	start func(*bridge.Relay)
+	// oauth, if set, signs in with OAuth; HTTPClient and Logger are filled in.
+	oauth *auth.Options
 }
 
 func runRelay(ctx context.Context, env *Env, args []string) int {
@@ -103,7 +108,7 @@ func runRelay(ctx context.Context, env *Env, args []string) int {
 			fmt.Fprintln(env.Stderr, "mcpbridge: give either a named endpoint or --url/--header, not both")
 			return ExitUsage
 		}
-		c, cleanup, code := namedEndpointConfig(ctx, env, endpoint, log)
+		c, cleanup, code := namedEndpointConfig(ctx, env, endpoint, &f.oauth, log)
 		if code != ExitOK {
 			return code
 		}
@@ -123,7 +128,7 @@ func runRelay(ctx context.Context, env *Env, args []string) int {
 
 // namedEndpointConfig is replaced by the store wiring; until a named endpoint
 // can be loaded, say so clearly.
-var namedEndpointConfig = func(ctx context.Context, env *Env, name string, log *slog.Logger) (relayConfig, func(), int) {
+var namedEndpointConfig = func(ctx context.Context, env *Env, name string, oauth *oauthFlags, log *slog.Logger) (relayConfig, func(), int) {
 	fmt.Fprintf(env.Stderr, "mcpbridge: named endpoints are not available in this build\n")
 	return relayConfig{}, nil, ExitUsage
 }
@@ -150,6 +155,11 @@ func flagConfig(f *relayFlags) (relayConfig, error) {
 		h.Add(k, v)
 	}
 	cfg := relayConfig{url: f.url, allowHTTP: f.allowHTTP, caFile: f.caFile}
+	if f.oauth.enabled {
+		o := f.oauth.options(f.url, "")
+		o.Store = &auth.MemoryStore{} // no name to keep tokens under: this process only
+		cfg.oauth = &o
+	}
 	if len(h) > 0 {
 		cfg.header = func(context.Context) (http.Header, error) { return h, nil }
 	}
@@ -163,14 +173,18 @@ func relay(ctx context.Context, env *Env, cfg relayConfig, log *slog.Logger) int
 		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
 		return ExitUsage
 	}
-	client, err := bridge.NewClient(bridge.ClientOptions{
+	copts := bridge.ClientOptions{
 		URL:        cfg.url,
 		HTTPClient: hc,
 		Header:     cfg.header,
 		Logger:     log,
 		UserAgent:  "mcpbridge/" + Version,
 		MaxMessage: cfg.maxMessage,
-	})
+	}
+	if cfg.oauth != nil {
+		copts.Auth = newOAuth(*cfg.oauth, hc, log)
+	}
+	client, err := bridge.NewClient(copts)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "mcpbridge: %v\n", err)
 		return ExitUsage

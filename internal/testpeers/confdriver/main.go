@@ -111,6 +111,9 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 	if cfg.scenario == "" {
 		cfg.scenario = "tools"
 	}
+	if strings.HasPrefix(cfg.scenario, "auth/") {
+		cfg.bridgeArgs = append(cfg.bridgeArgs, authArgs(cfg.scenario)...)
+	}
 	for _, c := range calls {
 		name, argsJSON, hasArgs := strings.Cut(c, "=")
 		tc := toolCall{Name: name}
@@ -122,4 +125,28 @@ func parseArgs(args []string, stderr io.Writer) (*config, error) {
 		cfg.calls = append(cfg.calls, tc)
 	}
 	return cfg, nil
+}
+
+// authArgs are the bridge's OAuth flags for an auth scenario: sign in when
+// asked, with the pre-registered client the runner hands out in
+// MCP_CONFORMANCE_CONTEXT, and the metadata document URL the runner expects
+// for Client ID Metadata Documents.
+func authArgs(scenario string) []string {
+	args := []string{"--oauth"}
+	var cc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if v := os.Getenv("MCP_CONFORMANCE_CONTEXT"); v != "" && json.Unmarshal([]byte(v), &cc) == nil {
+		if cc.ClientID != "" {
+			args = append(args, "--oauth-client-id", cc.ClientID)
+		}
+		if cc.ClientSecret != "" {
+			args = append(args, "--oauth-client-secret", cc.ClientSecret)
+		}
+	}
+	if scenario == "auth/basic-cimd" {
+		args = append(args, "--oauth-client-metadata-url", "https://conformance-test.local/client-metadata.json")
+	}
+	return args
 }
