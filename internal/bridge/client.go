@@ -428,7 +428,8 @@ func (c *Client) readJSON(body io.Reader, req *jsonrpc.Message, deliver Deliver)
 	return nil
 }
 
-// parseMessages parses one message or a batch array.
+// parseMessages parses one message or a batch array. It takes ownership of
+// data.
 func parseMessages(data []byte) ([]*jsonrpc.Message, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) > 0 && data[0] == '[' {
@@ -446,7 +447,9 @@ func parseMessages(data []byte) ([]*jsonrpc.Message, error) {
 		}
 		return out, nil
 	}
-	m, err := jsonrpc.Parse(data)
+	// data is a fresh buffer (a response body or an SSE event) that nothing
+	// else reads: the message may keep it rather than a copy.
+	m, err := jsonrpc.ParseOwned(data)
 	if err != nil {
 		return nil, err
 	}

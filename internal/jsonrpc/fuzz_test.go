@@ -29,6 +29,14 @@ func FuzzParse(f *testing.F) {
 		if err := json.Compact(&compact, data); err != nil || !bytes.Equal(compact.Bytes(), m.Raw) {
 			t.Fatalf("Raw %q is not the compact input (%v)", m.Raw, err)
 		}
+		owned, err := ParseOwned(bytes.Clone(data))
+		if err != nil {
+			t.Fatalf("ParseOwned refused what Parse accepted: %v", err)
+		}
+		if !bytes.Equal(owned.Raw, m.Raw) || owned.Kind() != m.Kind() || owned.IDKey() != m.IDKey() ||
+			!bytes.Equal(owned.Result, m.Result) || !bytes.Equal(owned.Params, m.Params) {
+			t.Fatalf("ParseOwned differs from Parse: %q vs %q", owned.Raw, m.Raw)
+		}
 		again, err := Parse(m.Raw)
 		if err != nil {
 			t.Fatalf("re-parsing Raw: %v", err)

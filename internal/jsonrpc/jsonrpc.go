@@ -92,12 +92,42 @@ func Parse(data []byte) (*Message, error) {
 	if data[0] != '{' {
 		return nil, ErrNotObject
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(data))
-	if err := json.Compact(&buf, data); err != nil {
-		return nil, fmt.Errorf("compacting message: %w", err)
+	return parseValid(data, false)
+}
+
+// ParseOwned is Parse for a buffer the caller hands over and never touches
+// again: when the message is already compact, as servers almost always send
+// it, Raw is that buffer rather than a copy. A tool result of 50 MB is then
+// held once on its way through the bridge instead of twice.
+func ParseOwned(data []byte) (*Message, error) {
+	data = bytes.Trim(data, jsonSpace)
+	if len(data) == 0 {
+		return nil, errors.New("empty message")
 	}
-	m := Message{Raw: buf.Bytes()}
+	if !json.Valid(data) {
+		return nil, errors.New("invalid JSON")
+	}
+	if data[0] != '{' {
+		return nil, ErrNotObject
+	}
+	return parseValid(data, true)
+}
+
+// parseValid parses data, a valid JSON object. With owned, a compact data
+// becomes Raw itself (its capacity capped so an append never writes past it).
+func parseValid(data []byte, owned bool) (*Message, error) {
+	var raw []byte
+	if owned && isCompact(data) {
+		raw = data[:len(data):len(data)]
+	} else {
+		var buf bytes.Buffer
+		buf.Grow(len(data))
+		if err := json.Compact(&buf, data); err != nil {
+			return nil, fmt.Errorf("compacting message: %w", err)
+		}
+		raw = buf.Bytes()
+	}
+	m := Message{Raw: raw}
 	// encoding/json matches struct fields case-insensitively, so decode the
 	// members by their exact names. The raw members are slices of Raw rather
 	// than copies: a tool result of many megabytes is held once, not twice.
@@ -384,4 +414,28 @@ func NewError(id json.RawMessage, code int, msg string, data any) *Message {
 	m := &Message{JSONRPC: "2.0", ID: id, Error: e}
 	m.Encode()
 	return m
+}
+
+// isCompact reports whether valid JSON data has no whitespace outside its
+// strings, that is, whether json.Compact would leave it unchanged.
+func isCompact(data []byte) bool {
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			switch c {
+			case '\\':
+				escaped = true
+			case '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return true
 }
