@@ -81,25 +81,15 @@ var ErrNotObject = errors.New("message is not a JSON object")
 // returned Message's Raw is its compact form (a copy, the input is not kept).
 // Member names are matched exactly, as JSON-RPC requires: "ID" or "Method"
 // are unknown members, not the id or the method.
-func Parse(data []byte) (*Message, error) {
-	data = bytes.Trim(data, jsonSpace)
-	if len(data) == 0 {
-		return nil, errors.New("empty message")
-	}
-	if !json.Valid(data) {
-		return nil, errors.New("invalid JSON")
-	}
-	if data[0] != '{' {
-		return nil, ErrNotObject
-	}
-	return parseValid(data, false)
-}
+func Parse(data []byte) (*Message, error) { return parse(data, false) }
 
 // ParseOwned is Parse for a buffer the caller hands over and never touches
 // again: when the message is already compact, as servers almost always send
 // it, Raw is that buffer rather than a copy. A tool result of 50 MB is then
 // held once on its way through the bridge instead of twice.
-func ParseOwned(data []byte) (*Message, error) {
+func ParseOwned(data []byte) (*Message, error) { return parse(data, true) }
+
+func parse(data []byte, owned bool) (*Message, error) {
 	data = bytes.Trim(data, jsonSpace)
 	if len(data) == 0 {
 		return nil, errors.New("empty message")
@@ -110,7 +100,7 @@ func ParseOwned(data []byte) (*Message, error) {
 	if data[0] != '{' {
 		return nil, ErrNotObject
 	}
-	return parseValid(data, true)
+	return parseValid(data, owned)
 }
 
 // parseValid parses data, a valid JSON object. With owned, a compact data
