@@ -49,6 +49,11 @@ type Options struct {
 	// Probe runs "Test connection". Nil means bridge.Probe with the
 	// endpoint's headers resolved from the store.
 	Probe func(ctx context.Context, ep store.Endpoint) (bridge.ProbeResult, error)
+	// OAuth returns the sign-in of an OAuth endpoint for "Sign in", "Sign
+	// out" and the signed-in state; it is called off the Fyne thread, once
+	// per action. Nil means auth.New on the endpoint's transport with the
+	// tokens in the store's keyring.
+	OAuth func(ep store.Endpoint) (OAuthSignIn, error)
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// Version is sent as the probe's User-Agent.
@@ -81,6 +86,14 @@ type UI struct {
 	rows      []Row
 	selected  string // endpoint ID
 	editing   *editor
+	// oauthBusy holds the endpoints with a sign-in or sign-out running,
+	// and what to show meanwhile.
+	oauthBusy map[string]string
+	// signInGen tells a signed-in check's answer from a stale one.
+	signInGen int
+	// signInShown is the endpoint (ID and URL) whose sign-in state the
+	// window shows or is checking.
+	signInShown string
 
 	w        *widgets
 	trayMenu *fyne.Menu
@@ -95,9 +108,12 @@ func New(a fyne.App, opts Options) *UI {
 	if opts.ClientConfigPath == nil {
 		opts.ClientConfigPath = clientconfig.DefaultPath
 	}
-	u := &UI{app: a, opts: opts, log: opts.Logger, do: fyne.Do, now: time.Now}
+	u := &UI{app: a, opts: opts, log: opts.Logger, do: fyne.Do, now: time.Now, oauthBusy: map[string]string{}}
 	if u.opts.Probe == nil {
 		u.opts.Probe = u.probe
+	}
+	if u.opts.OAuth == nil {
+		u.opts.OAuth = u.newOAuth
 	}
 	u.win = a.NewWindow("mcpbridge")
 	u.build()

@@ -8,13 +8,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
 	"github.com/zalando/go-keyring"
+	"golang.org/x/oauth2"
 
+	"github.com/mcpbridge/mcpbridge/internal/auth"
 	"github.com/mcpbridge/mcpbridge/internal/bridge/demo"
 	"github.com/mcpbridge/mcpbridge/internal/bridge/server"
 	"github.com/mcpbridge/mcpbridge/internal/store"
@@ -469,17 +472,220 @@ func TestLogViewFollowsTheLogFile(t *testing.T) {
 	})
 }
 
-func TestOAuthSignInIsDisabled(t *testing.T) {
+// fakeOAuth stands in for the browser sign-in. Its methods run off the
+// Fyne thread.
+type fakeOAuth struct {
+	mu        sync.Mutex
+	signedIn  bool
+	checkErr  error
+	loginErr  error
+	logoutErr error
+	logins    int
+	logouts   int
+	urls      []string // of the endpoints it was opened for
+}
+
+func (f *fakeOAuth) open(ep store.Endpoint) (OAuthSignIn, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.urls = append(f.urls, ep.URL)
+	return f, nil
+}
+
+func (f *fakeOAuth) Login(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := ctx.Deadline(); !ok {
+		return errors.New("sign-in without a deadline")
+	}
+	f.logins++
+	if f.loginErr != nil {
+		return f.loginErr
+	}
+	f.signedIn = true
+	return nil
+}
+
+func (f *fakeOAuth) Logout(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.logouts++
+	if f.logoutErr != nil {
+		return f.logoutErr
+	}
+	f.signedIn = false
+	return nil
+}
+
+func (f *fakeOAuth) SignedIn(context.Context) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.signedIn, f.checkErr
+}
+
+func (f *fakeOAuth) set(fn func(*fakeOAuth)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+// withFakeOAuth points the harness's sign-in at a fake.
+func (h *harness) withFakeOAuth() *fakeOAuth {
+	f := &fakeOAuth{}
+	h.u.opts.OAuth = f.open
+	return f
+}
+
+// signInRow is what the sign-in row shows: the state text and which of
+// Sign in / Sign out can be pressed.
+func (h *harness) signInRow() (text string, canSignIn, canSignOut bool) {
+	w := h.u.w
+	return w.signInState.Text, !w.signIn.Disabled(), !w.signOut.Disabled()
+}
+
+func (h *harness) wantSignInRow(what, text string, canSignIn, canSignOut bool) {
+	h.t.Helper()
+	gt, gi, gout := h.signInRow()
+	if gt != text || gi != canSignIn || gout != canSignOut {
+		h.t.Errorf("%s: row shows %q, sign in enabled %v, sign out enabled %v; want %q, %v, %v", what, gt, gi, gout, text, canSignIn, canSignOut)
+	}
+}
+
+func TestOAuthSignInState(t *testing.T) {
 	h := newHarness(t)
+	f := h.withFakeOAuth()
+	h.add(store.Endpoint{Name: "o", URL: "https://example.com/mcp", Auth: store.AuthOAuth})
+	h.add(store.Endpoint{Name: "p", URL: "https://example.com/mcp"})
+
+	h.u.w.list.Select(0)
+	h.wantSignInRow("while checking", textChecking, true, false)
+	h.settle()
+	if !h.u.w.oauth.Visible() {
+		t.Fatal("the sign-in row is hidden for an OAuth endpoint")
+	}
+	h.wantSignInRow("signed out", "Not signed in", true, false)
+
+	h.selectByName("p")
+	if h.u.w.oauth.Visible() {
+		t.Error("the sign-in row is shown for a non-OAuth endpoint")
+	}
+
+	// Selecting the endpoint again asks again.
+	f.set(func(f *fakeOAuth) { f.signedIn = true })
+	h.selectByName("o")
+	h.wantSignInRow("signed in", "Signed in", true, true)
+
+	f.set(func(f *fakeOAuth) {
+		f.checkErr = &store.UserError{Msg: "The OS keyring is not available.", Err: errors.New("dbus")}
+	})
+	h.selectByName("p")
+	h.selectByName("o")
+	h.wantSignInRow("keyring error", "The OS keyring is not available.", true, false)
+
+	// A changed URL is checked again without reselecting.
+	f.set(func(f *fakeOAuth) { f.checkErr = nil })
+	ep := h.u.rows[0].Endpoint
+	if _, err := h.st.Update(context.Background(), ep.ID, func(p *store.Endpoint) error { p.URL = "https://other.example.com/mcp"; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := h.st.Load()
+	h.u.setConfig(cfg, nil)
+	h.settle()
+	h.wantSignInRow("after the URL changed", "Signed in", true, true)
+	if f.urls[len(f.urls)-1] != "https://other.example.com/mcp" {
+		t.Errorf("checked %v", f.urls)
+	}
+}
+
+func TestOAuthSignInSucceeds(t *testing.T) {
+	h := newHarness(t)
+	f := h.withFakeOAuth()
 	h.add(store.Endpoint{Name: "o", URL: "https://example.com/mcp", Auth: store.AuthOAuth})
 	h.add(store.Endpoint{Name: "p", URL: "https://example.com/mcp"})
 	h.selectByName("o")
-	if !h.u.w.signIn.Visible() || !h.u.w.signIn.Disabled() || h.u.w.signInNote.Text != "OAuth sign-in is not available yet" {
-		t.Error("OAuth endpoint: sign-in not shown disabled with its note")
+	h.wantSignInRow("before", "Not signed in", true, false)
+
+	test.Tap(h.u.w.signIn)
+	h.wantSignInRow("while signing in", "Finish signing in in your browser…", false, false)
+	// Leaving and coming back while the browser is open keeps that.
+	h.u.w.list.Select(1)
+	h.u.w.list.Select(0)
+	h.wantSignInRow("back while signing in", "Finish signing in in your browser…", false, false)
+	test.Tap(h.u.w.signIn) // disabled: no second sign-in
+
+	h.settle()
+	h.wantSignInRow("after", "Signed in", true, true)
+	if f.logins != 1 {
+		t.Errorf("%d sign-ins", f.logins)
 	}
-	h.selectByName("p")
-	if h.u.w.signIn.Visible() {
-		t.Error("sign-in shown for a non-OAuth endpoint")
+}
+
+func TestOAuthSignInFails(t *testing.T) {
+	h := newHarness(t)
+	f := h.withFakeOAuth()
+	h.add(store.Endpoint{Name: "o", URL: "https://example.com/mcp", Auth: store.AuthOAuth})
+	h.selectByName("o")
+
+	f.set(func(f *fakeOAuth) {
+		f.loginErr = &store.UserError{Msg: "Sign-in was not completed in the browser within 5m0s.", Err: errors.New("oauth: authorization failed: no callback")}
+	})
+	test.Tap(h.u.w.signIn)
+	h.settle()
+	h.wantSignInRow("timed out", "Sign-in was not completed in the browser within 5m0s.", true, true)
+
+	f.set(func(f *fakeOAuth) {
+		f.loginErr = errors.New("oauth: authorization failed: the authorization server said access_denied")
+	})
+	test.Tap(h.u.w.signIn)
+	h.settle()
+	h.wantSignInRow("refused", "Sign-in failed: oauth: authorization failed: the authorization server said access_denied", true, true)
+	if f.signedIn {
+		t.Error("signed in after failures")
+	}
+}
+
+func TestOAuthSignOut(t *testing.T) {
+	h := newHarness(t)
+	f := h.withFakeOAuth()
+	f.signedIn = true
+	h.add(store.Endpoint{Name: "o", URL: "https://example.com/mcp", Auth: store.AuthOAuth})
+	h.selectByName("o")
+	h.wantSignInRow("before", "Signed in", true, true)
+
+	f.set(func(f *fakeOAuth) {
+		f.logoutErr = &store.UserError{Msg: "The OS keyring is not available.", Err: errors.New("dbus")}
+	})
+	test.Tap(h.u.w.signOut)
+	h.wantSignInRow("while signing out", "Signing out…", false, false)
+	h.settle()
+	h.wantSignInRow("failed", "The OS keyring is not available.", true, true)
+
+	f.set(func(f *fakeOAuth) { f.logoutErr = nil })
+	test.Tap(h.u.w.signOut)
+	h.settle()
+	h.wantSignInRow("after", "Not signed in", true, false)
+	if f.logouts != 2 || f.signedIn {
+		t.Errorf("%d sign-outs, signed in %v", f.logouts, f.signedIn)
+	}
+}
+
+// TestOAuthSignOutFromTheKeyring uses the real sign-in on the (mock)
+// keyring: no network is needed to see or forget a token set.
+func TestOAuthSignOutFromTheKeyring(t *testing.T) {
+	h := newHarness(t)
+	ep := h.add(store.Endpoint{Name: "o", URL: "https://example.com/mcp", Auth: store.AuthOAuth})
+	ks := auth.NewKeyringStore(h.st, ep.ID)
+	if err := ks.Save(context.Background(), &auth.Credentials{Token: &oauth2.Token{AccessToken: "at", RefreshToken: "rt"}, Clients: map[string]auth.Client{"https://as.example.com": {ID: "c1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	h.selectByName("o")
+	h.wantSignInRow("stored token", "Signed in", true, true)
+	test.Tap(h.u.w.signOut)
+	h.settle()
+	h.wantSignInRow("after", "Not signed in", true, false)
+	c, err := ks.Load(context.Background())
+	if err != nil || c == nil || c.Token != nil || c.Clients["https://as.example.com"].ID != "c1" {
+		t.Errorf("keyring keeps %+v, %v; want the registration without the token", c, err)
 	}
 }
 

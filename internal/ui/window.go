@@ -19,29 +19,31 @@ import (
 
 // widgets are the window's parts that change after build.
 type widgets struct {
-	list       *widget.List
-	configErr  *widget.Label
-	right      *fyne.Container // holds empty, detail or an editor
-	empty      fyne.CanvasObject
-	detail     fyne.CanvasObject
-	addButton  *widget.Button
-	title      *widget.Label
-	url        *widget.Label
-	state      *widget.Label
-	bridges    *widget.Label
-	activity   *widget.Label
-	requests   *widget.Label
-	lastError  *widget.Label
-	edit       *widget.Button
-	remove     *widget.Button
-	test       *widget.Button
-	testResult *widget.Label
-	signIn     *widget.Button
-	signInNote *widget.Label
-	creds      credsWidgets
-	clientMsg  *widget.Label
-	logText    *widget.Label
-	logNote    *widget.Label
+	list        *widget.List
+	configErr   *widget.Label
+	right       *fyne.Container // holds empty, detail or an editor
+	empty       fyne.CanvasObject
+	detail      fyne.CanvasObject
+	addButton   *widget.Button
+	title       *widget.Label
+	url         *widget.Label
+	state       *widget.Label
+	bridges     *widget.Label
+	activity    *widget.Label
+	requests    *widget.Label
+	lastError   *widget.Label
+	edit        *widget.Button
+	remove      *widget.Button
+	test        *widget.Button
+	testResult  *widget.Label
+	oauth       fyne.CanvasObject // the sign-in row, shown for OAuth endpoints
+	signIn      *widget.Button
+	signOut     *widget.Button
+	signInState *widget.Label
+	creds       credsWidgets
+	clientMsg   *widget.Label
+	logText     *widget.Label
+	logNote     *widget.Label
 }
 
 // Status dot colours.
@@ -143,12 +145,11 @@ func (u *UI) buildDetail() fyne.CanvasObject {
 	w.test = widget.NewButtonWithIcon("Test connection", theme.MediaPlayIcon(), u.testConnection)
 	w.testResult = widget.NewLabel("")
 	w.testResult.Wrapping = fyne.TextWrapWord
-	// Fyne has no tooltips, so the reason sits next to the disabled button.
-	w.signIn = widget.NewButton("Sign in", nil)
-	w.signIn.Disable()
-	w.signInNote = widget.NewLabel("OAuth sign-in is not available yet")
-	w.signInNote.Importance = widget.LowImportance
-	signIn := container.NewHBox(w.signIn, w.signInNote)
+	w.signIn = widget.NewButtonWithIcon("Sign in", theme.LoginIcon(), u.signIn)
+	w.signOut = widget.NewButtonWithIcon("Sign out", theme.LogoutIcon(), u.signOut)
+	w.signInState = widget.NewLabel("")
+	w.signInState.Wrapping = fyne.TextWrapWord
+	w.oauth = container.NewBorder(nil, nil, container.NewHBox(w.signIn, w.signOut), nil, w.signInState)
 	actions := container.NewHBox(w.edit, w.remove, w.test)
 
 	creds := u.buildCreds()
@@ -178,7 +179,7 @@ func (u *UI) buildDetail() fyne.CanvasObject {
 	body := container.NewVBox(
 		w.title, w.url,
 		status,
-		actions, signIn, w.testResult,
+		actions, w.oauth, w.testResult,
 		creds,
 		clients,
 		logs,
@@ -226,11 +227,16 @@ func (u *UI) refreshWindow() {
 	}
 	w.lastError.SetText(lastErr)
 	if r.Endpoint.Auth == store.AuthOAuth {
-		w.signIn.Show()
-		w.signInNote.Show()
+		w.oauth.Show()
+		// Checked on selection, and again if the config changes which
+		// server the endpoint signs in to.
+		if key := r.Endpoint.ID + " " + r.Endpoint.URL; u.signInShown != key {
+			u.signInShown = key
+			u.checkSignIn()
+		}
 	} else {
-		w.signIn.Hide()
-		w.signInNote.Hide()
+		w.oauth.Hide()
+		u.signInShown = ""
 	}
 }
 
@@ -252,6 +258,7 @@ func (u *UI) selectEndpoint(id string) {
 	u.editing = nil
 	u.w.testResult.SetText("")
 	u.w.clientMsg.SetText("")
+	u.signInShown = "" // check the sign-in again
 	u.refreshWindow()
 	u.resetCreds()
 	u.loadLog()
