@@ -103,9 +103,17 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := dec.Decode(&cfg); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrBrokenConfig, describeJSONError(data, err, dec.InputOffset()))
 	}
-	if dec.More() {
+	// Anything after the object, even a stray "}" (which dec.More does not
+	// report at the top level), means the file is not what it seems.
+	if _, err := dec.Token(); err != io.EOF {
 		line, col := lineCol(data, int(dec.InputOffset()))
 		return nil, fmt.Errorf("%w: line %d, column %d: unexpected data after the end of the config", ErrBrokenConfig, line, col)
+	}
+	if cfg.Version > CurrentVersion {
+		return nil, &UserError{
+			Msg: fmt.Sprintf("The config file has version %d, newer than this mcpbridge understands (%d); upgrade mcpbridge.", cfg.Version, CurrentVersion),
+			Err: fmt.Errorf("%w: version %d", ErrBrokenConfig, cfg.Version),
+		}
 	}
 	if cfg.Version == 0 {
 		return nil, fmt.Errorf("%w: missing \"version\" (want %d)", ErrBrokenConfig, CurrentVersion)
