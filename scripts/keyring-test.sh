@@ -32,9 +32,7 @@ tags=${GOTAGS:-nogui}
 
 # The session's own keyring; go test's status is the script's status.
 run_session() {
-	dbus-run-session -- sh -c '
-		echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-		exec "$@"' sh "$@"
+	dbus-run-session -- sh scripts/keyring-session.sh "$@"
 }
 
 run_session go test -race -tags "$tags" -count=1 "$@" ./internal/store/...

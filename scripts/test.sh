@@ -103,14 +103,14 @@ step "setup-test-deps" bash scripts/setup-test-deps.sh
 step "go vet" go vet "${tags[@]}" ./...
 step "go test -race" run_go_test
 if [ -f scripts/keyring-test.sh ]; then
-	step "keyring-test" bash scripts/keyring-test.sh
+	step "keyring-test" timeout 900 bash scripts/keyring-test.sh
 else
 	summary+=("$(printf 'skip  %-22s        (scripts/keyring-test.sh not present)' "keyring-test")")
 fi
 step "fuzz ($fuzztime each)" fuzz_all
 # The default build (cgo, Fyne): the real tray under Xvfb, then the Linux package.
-step "tray-smoke" bash scripts/tray-smoke.sh
-step "package (linux)" bash packaging/linux.sh
+step "tray-smoke" timeout 900 bash scripts/tray-smoke.sh
+step "package (linux)" timeout 1200 bash packaging/linux.sh
 
 printf '\n==> summary (%ds)\n' "$((SECONDS - total_start))"
 printf '%s\n' "${summary[@]}"

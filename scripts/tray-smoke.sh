@@ -33,6 +33,9 @@ pids=()
 cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	[ -f "$tmp/session.pid" ] && kill "$(cat "$tmp/session.pid")" 2>/dev/null || true
+	sleep 0.5
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
 	rm -rf "$tmp"
 }
@@ -55,6 +58,19 @@ wait_for() {
 		[ "$SECONDS" -lt "$end" ] || fail "timed out waiting for $what"
 		sleep 0.2
 	done
+}
+
+# stop_within SECS PID WHAT: wait for PID to exit; past SECS, kill it and fail.
+stop_within() {
+	local secs="$1" pid="$2" what="$3" end=$((SECONDS + $1))
+	while kill -0 "$pid" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			kill -9 "$pid" 2>/dev/null || true
+			fail "$what (within ${secs}s)"
+		fi
+		sleep 0.2
+	done
+	wait "$pid" 2>/dev/null || true
 }
 
 log "building mcpbridge (cgo, with the tray)"
@@ -84,11 +100,8 @@ pids+=($!)
 url="http://127.0.0.1:$port/mcp"
 
 # --- the tray in a D-Bus session with an unlocked keyring -----------------
-cat >"$tmp/session.sh" <<'SESSION'
-echo -n pw | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-exec "$@"
-SESSION
-dbus-run-session -- sh "$tmp/session.sh" "$bin" tray --log-level debug >"$tmp/tray.log" 2>&1 &
+KEYRING_SESSION_PIDFILE="$tmp/session.pid" \
+	dbus-run-session -- sh scripts/keyring-session.sh "$bin" tray --log-level debug >"$tmp/tray.log" 2>&1 &
 tray_pid=$!
 pids+=("$tray_pid")
 
@@ -135,8 +148,10 @@ kill -0 "$tray_pid" 2>/dev/null || fail "the first tray died"
 log "second start handed over to the running tray"
 
 exec 6>&-
-kill "$tray_pid"
-wait "$tray_pid" 2>/dev/null || true
+# Quit the tray with SIGTERM, as a session logout does. dbus-run-session
+# does not pass signals on, so signal the session script, which does.
+kill "$(cat "$tmp/session.pid")" 2>/dev/null || true
+stop_within 15 "$tray_pid" "the tray did not quit on SIGTERM"
 
 # --- no session bus at all ---------------------------------------------------
 (
@@ -154,6 +169,6 @@ kill -0 "$nobus_pid" 2>/dev/null || {
 	fail "the tray exited without a session bus"
 }
 kill "$nobus_pid"
-wait "$nobus_pid" 2>/dev/null || true
+stop_within 15 "$nobus_pid" "the tray without a session bus did not quit on SIGTERM"
 log "runs without a session bus"
 log "ok"
