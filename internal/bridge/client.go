@@ -131,6 +131,12 @@ type Client struct {
 	url             string
 	sessionID       string
 	protocolVersion string
+	// legacy is the open 2024-11-05 HTTP+SSE session, if the server speaks
+	// only that transport (rule L12); legacyServer remembers that it does
+	// once the session is gone, so that the next message re-initializes.
+	legacy       *legacySession
+	legacyServer bool
+	legacyN      int // names legacy sessions
 }
 
 // NewClient returns a Client. It sends nothing until the first message.
@@ -171,16 +177,23 @@ func (c *Client) URL() string {
 // SetURL points the client at another endpoint and forgets the session, which
 // belonged to the old one.
 func (c *Client) SetURL(url string) {
+	c.dropLegacy()
 	c.mu.Lock()
 	c.url, c.sessionID, c.protocolVersion = url, "", ""
+	c.legacyServer = false
 	c.mu.Unlock()
 }
 
 // SessionID returns the current session id ("" before initialize or for a
-// server without sessions).
+// server without sessions). A 2024-11-05 HTTP+SSE session has no id on the
+// wire; for it, SessionID returns a local name that changes with every
+// session.
 func (c *Client) SessionID() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.legacy != nil {
+		return c.legacy.id
+	}
 	return c.sessionID
 }
 
@@ -191,8 +204,10 @@ func (c *Client) ProtocolVersion() string {
 	return c.protocolVersion
 }
 
-// ResetSession forgets the session, before a new initialize.
+// ResetSession forgets the session, before a new initialize. A 2024-11-05
+// session's stream is closed.
 func (c *Client) ResetSession() {
+	c.dropLegacy()
 	c.mu.Lock()
 	c.sessionID, c.protocolVersion = "", ""
 	c.mu.Unlock()
@@ -210,11 +225,16 @@ func shortID(id string) string {
 // newRequest builds a request with the transport headers. It returns the
 // session id the request carries, so that a 404 can be tied to that session.
 func (c *Client) newRequest(ctx context.Context, method string, body []byte) (*http.Request, string, error) {
+	return c.newRequestTo(ctx, method, c.URL(), body)
+}
+
+// newRequestTo is newRequest for another URL of the same origin.
+func (c *Client) newRequestTo(ctx context.Context, method, target string, body []byte) (*http.Request, string, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.URL(), rd)
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		return nil, "", err
 	}
@@ -263,9 +283,24 @@ type Deliver func(*jsonrpc.Message)
 // for other statuses; transport errors otherwise. If ctx is cancelled (the
 // response came on another stream, or the client cancelled) Post returns
 // ctx.Err().
+//
+// An initialize refused with 400, 404 or 405 falls back to the 2024-11-05
+// HTTP+SSE transport if the server offers it (rule L12; legacy.go). Post
+// then works the same, except that every server message arrives on the
+// session's one stream: responses go to the deliver of the Post that awaits
+// them, everything else to the deliver of the Post that opened the session.
+// When that stream ends, requests awaiting a response fail with
+// ErrStreamLost and later messages with ErrSessionExpired.
 func (c *Client) Post(ctx context.Context, msg *jsonrpc.Message, deliver Deliver) error {
 	isRequest := msg.Kind() == jsonrpc.KindRequest
 	isInit := isRequest && msg.Method == "initialize"
+	if isInit {
+		c.dropLegacy() // a new initialize starts afresh, as below
+	} else if ls, gone := c.legacyState(); ls != nil {
+		return c.postLegacy(ctx, ls, msg, deliver)
+	} else if gone {
+		return fmt.Errorf("%w: the 2024-11-05 HTTP+SSE session ended", ErrSessionExpired)
+	}
 	resp, sid, err := c.do(ctx, func() (*http.Request, string, error) {
 		req, sid, err := c.newRequest(ctx, http.MethodPost, msg.Bytes())
 		if err == nil && isInit {
@@ -283,7 +318,12 @@ func (c *Client) Post(ctx context.Context, msg *jsonrpc.Message, deliver Deliver
 	defer resp.Body.Close()
 
 	if resp.StatusCode >= 300 {
-		return c.statusError(resp, sid)
+		err := c.statusError(resp, sid)
+		if isInit && fallbackStatus(resp.StatusCode) && c.SessionID() == "" {
+			resp.Body.Close()
+			return c.fallback(ctx, msg, deliver, err)
+		}
+		return err
 	}
 	if isInit {
 		if id := resp.Header.Get(headerSessionID); id != "" {
@@ -457,8 +497,13 @@ func parseMessages(data []byte) ([]*jsonrpc.Message, error) {
 }
 
 // Terminate ends the session with DELETE (rule L9). 405 means the server does
-// not allow it, which is fine. It is best effort and bounded by ctx.
+// not allow it, which is fine. It is best effort and bounded by ctx. A
+// 2024-11-05 session has no DELETE: its stream is closed instead.
 func (c *Client) Terminate(ctx context.Context) error {
+	if ls, _ := c.legacyState(); ls != nil {
+		c.terminateLegacy(ctx)
+		return nil
+	}
 	if c.SessionID() == "" {
 		return nil
 	}

@@ -115,7 +115,7 @@ func (r *Relay) startListenLocked() <-chan struct{} {
 	sid := r.c.SessionID()
 	r.goTracked(func() {
 		defer cancel()
-		err := r.c.Listen(ctx, r.deliver, func() { close(opened) })
+		err := r.c.listenSession(ctx, r.deliver, func() { close(opened) })
 		if errors.Is(err, ErrSessionExpired) && ctx.Err() == nil {
 			// The session died while idle: replace it now rather than
 			// making the next request pay for it.
