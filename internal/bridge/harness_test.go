@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,6 +34,7 @@ type desktop struct {
 	notes     []*jsonrpc.Message
 	stash     map[string][]*jsonrpc.Message // responses read while awaiting another id
 	timeout   time.Duration                 // how long await waits; default 30 s
+	batches   []int                         // sizes of the batch responses written
 }
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -88,26 +90,50 @@ func (d *desktop) readLoop(out io.Reader) {
 		case d.raw <- line:
 		default:
 		}
-		m, err := jsonrpc.Parse(line)
-		if err != nil {
-			d.t.Errorf("relay wrote a line that is not a JSON-RPC message: %q", truncate(line))
-			continue
-		}
-		if m.Kind() == jsonrpc.KindRequest {
-			go d.answer(m)
-			continue
-		}
-		if m.Kind() == jsonrpc.KindResponse {
+		elems := [][]byte{line}
+		if trimmed := bytes.TrimSpace(line); len(trimmed) > 0 && trimmed[0] == '[' {
+			// A batch response (2025-03-26 clients only): one line, an
+			// array of responses.
+			var raws []json.RawMessage
+			if err := json.Unmarshal(trimmed, &raws); err != nil {
+				d.t.Errorf("relay wrote a malformed batch: %q", truncate(line))
+				continue
+			}
 			d.mu.Lock()
-			d.responses[m.IDKey()]++
+			d.batches = append(d.batches, len(raws))
 			d.mu.Unlock()
-		} else {
-			d.mu.Lock()
-			d.notes = append(d.notes, m)
-			d.mu.Unlock()
+			elems = elems[:0]
+			for _, r := range raws {
+				elems = append(elems, r)
+			}
 		}
-		d.msgs <- m
+		for _, e := range elems {
+			d.handleOut(e)
+		}
 	}
+}
+
+// handleOut takes one message the relay wrote.
+func (d *desktop) handleOut(line []byte) {
+	m, err := jsonrpc.Parse(line)
+	if err != nil {
+		d.t.Errorf("relay wrote a line that is not a JSON-RPC message: %q", truncate(line))
+		return
+	}
+	if m.Kind() == jsonrpc.KindRequest {
+		go d.answer(m)
+		return
+	}
+	if m.Kind() == jsonrpc.KindResponse {
+		d.mu.Lock()
+		d.responses[m.IDKey()]++
+		d.mu.Unlock()
+	} else {
+		d.mu.Lock()
+		d.notes = append(d.notes, m)
+		d.mu.Unlock()
+	}
+	d.msgs <- m
 }
 
 func truncate(b []byte) []byte {

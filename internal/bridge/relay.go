@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -89,6 +90,7 @@ type Relay struct {
 
 type pending struct {
 	id     []byte
+	batch  *batchReply // the client's batch this request came in, if any
 	method string
 	cancel context.CancelFunc
 }
@@ -217,7 +219,7 @@ func (r *Relay) failPending(err error) {
 	r.pending = map[string]*pending{}
 	r.mu.Unlock()
 	for _, p := range ps {
-		r.write(jsonrpc.NewError(p.id, jsonrpc.CodeInternalError, err.Error(), nil))
+		r.respond(p.batch, jsonrpc.NewError(p.id, jsonrpc.CodeInternalError, err.Error(), nil))
 		p.cancel()
 	}
 }
@@ -301,8 +303,9 @@ func (r *Relay) handleLine(line []byte) {
 	msg, err := jsonrpc.Parse(line)
 	if err != nil {
 		switch {
-		case errors.Is(err, jsonrpc.ErrNotObject) && len(line) > 0 && line[0] == '[':
-			r.write(jsonrpc.NewError(nil, jsonrpc.CodeInvalidRequest, "batch requests are not supported: send one message per line", nil))
+		case errors.Is(err, jsonrpc.ErrNotObject) && len(bytes.TrimLeft(line, " \t\r")) > 0 && bytes.TrimLeft(line, " \t\r")[0] == '[':
+			r.handleBatch(line)
+			return
 		case errors.Is(err, jsonrpc.ErrNotObject):
 			r.write(jsonrpc.NewError(nil, jsonrpc.CodeInvalidRequest, "invalid request: a JSON-RPC message must be a JSON object", nil))
 		default:
@@ -313,15 +316,11 @@ func (r *Relay) handleLine(line []byte) {
 	}
 	switch msg.Kind() {
 	case jsonrpc.KindRequest:
-		r.startRequest(msg)
+		r.startRequest(msg, nil)
 	case jsonrpc.KindNotification:
 		r.startNotification(msg)
 	case jsonrpc.KindResponse:
-		r.inWG.Add(1)
-		r.goTracked(func() {
-			defer r.inWG.Done()
-			r.forward(msg)
-		})
+		r.startResponse(msg)
 	default:
 		id := msg.ID
 		if string(id) == "null" {
@@ -331,11 +330,22 @@ func (r *Relay) handleLine(line []byte) {
 	}
 }
 
-func (r *Relay) startRequest(msg *jsonrpc.Message) {
+// startResponse relays the client's answer to a server request.
+func (r *Relay) startResponse(msg *jsonrpc.Message) {
+	r.inWG.Add(1)
+	r.goTracked(func() {
+		defer r.inWG.Done()
+		r.forward(msg)
+	})
+}
+
+// startRequest relays one request; its response goes to stdout, or into b
+// when the request came in a batch.
+func (r *Relay) startRequest(msg *jsonrpc.Message, b *batchReply) {
 	key := msg.IDKey()
 	if msg.Method == "tools/call" && r.opts.ToolAllowed != nil {
 		if name := toolName(msg.Params); !r.opts.ToolAllowed(name) {
-			r.write(jsonrpc.NewError(msg.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("tool %q is not available through this endpoint (filtered by the bridge's configuration)", name), nil))
+			r.respond(b, jsonrpc.NewError(msg.ID, jsonrpc.CodeInvalidParams, fmt.Sprintf("tool %q is not available through this endpoint (filtered by the bridge's configuration)", name), nil))
 			return
 		}
 	}
@@ -344,10 +354,10 @@ func (r *Relay) startRequest(msg *jsonrpc.Message) {
 	if _, dup := r.pending[key]; dup {
 		r.mu.Unlock()
 		cancel()
-		r.write(jsonrpc.NewError(msg.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate request id %s: a request with this id is still in flight", key), nil))
+		r.respond(b, jsonrpc.NewError(msg.ID, jsonrpc.CodeInvalidRequest, fmt.Sprintf("duplicate request id %s: a request with this id is still in flight", key), nil))
 		return
 	}
-	r.pending[key] = &pending{id: msg.ID, method: msg.Method, cancel: cancel}
+	r.pending[key] = &pending{id: msg.ID, method: msg.Method, cancel: cancel, batch: b}
 	var gate chan struct{}
 	if msg.Method == "initialize" {
 		r.initMsg = msg
@@ -568,7 +578,7 @@ func (r *Relay) complete(m *jsonrpc.Message) {
 			m.Encode()
 		}
 	}
-	r.write(m)
+	r.respond(p.batch, m)
 	p.cancel() // stops reading a stream that another stream already answered
 }
 
