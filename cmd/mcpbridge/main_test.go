@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpbridge/mcpbridge/internal/bridge/demo"
+	"github.com/mcpbridge/mcpbridge/internal/bridge/faultproxy"
 	"github.com/mcpbridge/mcpbridge/internal/bridge/server"
 	"github.com/mcpbridge/mcpbridge/internal/jsonrpc"
 )
@@ -387,29 +388,7 @@ func TestHonoursHTTPProxy(t *testing.T) {
 		hosts = append(hosts, r.URL.Host)
 		mu.Unlock()
 		// Forward to the demo server whatever host was asked for.
-		out, _ := http.NewRequestWithContext(r.Context(), r.Method, url, r.Body)
-		out.Header = r.Header.Clone()
-		resp, err := http.DefaultTransport.RoundTrip(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		for k, v := range resp.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(resp.StatusCode)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := resp.Body.Read(buf)
-			if n > 0 {
-				w.Write(buf[:n])
-				w.(http.Flusher).Flush()
-			}
-			if err != nil {
-				return
-			}
-		}
+		faultproxy.Forward(w, r, url)
 	}))
 	defer proxy.Close()
 	p := start(t, []string{"HTTP_PROXY=" + proxy.URL, "NO_PROXY="}, "--url", "http://mcp.example.invalid/mcp", "--allow-http")

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/mcpbridge/mcpbridge/internal/bridge/faultproxy"
 	"github.com/mcpbridge/mcpbridge/internal/bridge/server"
 )
 
@@ -50,7 +51,7 @@ func TestAuthorizerRetries401(t *testing.T) {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		proxyTo(w, r, url)
+		faultproxy.Forward(w, r, url)
 	}))
 	defer front.Close()
 	auth := &fakeAuth{token: "old"}

@@ -49,35 +49,7 @@ func (p *legacyPeer) releaseBlocked() { p.releaseOnce.Do(func() { close(p.releas
 func newLegacyPeer(t *testing.T) *legacyPeer {
 	t.Helper()
 	p := &legacyPeer{blockStarted: make(chan struct{}, 8), release: make(chan struct{})}
-	srv := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-sse-peer", Version: "1.0"}, nil)
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
-	})
-	type slowIn struct {
-		Steps int `json:"steps"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
-		tok := req.Params.GetProgressToken()
-		for i := 1; i <= in.Steps; i++ {
-			if tok != nil {
-				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps)})
-			}
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d", in.Steps)}}}, nil, nil
-	})
-	type askIn struct {
-		Question string `json:"question"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "asks the client's model"}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}})
-		if err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
-	})
+	srv := newGoSDKMCPServer("go-sdk-sse-peer")
 	mcp.AddTool(srv, &mcp.Tool{Name: "block", Description: "waits until released"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		p.blockStarted <- struct{}{}
 		select {

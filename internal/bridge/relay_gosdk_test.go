@@ -47,36 +47,7 @@ func newGoSDKServer(t *testing.T, opts mcp.StreamableHTTPOptions) *goSDKServer {
 }
 
 func (s *goSDKServer) restart() {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "go-sdk-peer", Version: "1.0"}, nil)
-	type echoIn struct {
-		Message string `json:"message"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
-	})
-	type slowIn struct {
-		Steps int `json:"steps"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
-		tok := req.Params.GetProgressToken()
-		for i := 1; i <= in.Steps; i++ {
-			if tok != nil {
-				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps)})
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d", in.Steps)}}}, nil, nil
-	})
-	type askIn struct {
-		Question string `json:"question"`
-	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "asks the client's model"}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
-		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}})
-		if err != nil {
-			return nil, nil, err
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
-	})
+	srv := newGoSDKMCPServer("go-sdk-peer")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &s.opts)
 	s.mu.Lock()
 	s.handler = h
@@ -162,4 +133,40 @@ func TestGoSDKPeer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newGoSDKMCPServer is a go-sdk MCP server with the tools the relay tests
+// call: echo, slow (progress) and ask (a sampling request to the client).
+func newGoSDKMCPServer(name string) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: name, Version: "1.0"}, nil)
+	type echoIn struct {
+		Message string `json:"message"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echoes"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+	})
+	type slowIn struct {
+		Steps int `json:"steps"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow", Description: "reports progress"}, func(ctx context.Context, req *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		tok := req.Params.GetProgressToken()
+		for i := 1; i <= in.Steps; i++ {
+			if tok != nil {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: float64(in.Steps)})
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("done %d", in.Steps)}}}, nil, nil
+	})
+	type askIn struct {
+		Question string `json:"question"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "ask", Description: "asks the client's model"}, func(ctx context.Context, req *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Question}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{res.Content}}, nil, nil
+	})
+	return srv
 }

@@ -412,7 +412,7 @@ func TestCookiesKept(t *testing.T) {
 		}
 		mu.Unlock()
 		http.SetCookie(w, &http.Cookie{Name: "lb", Value: "node-7", Path: "/"})
-		proxyTo(w, r, url)
+		faultproxy.Forward(w, r, url)
 	}))
 	defer front.Close()
 	hc, err := NewHTTPClient(TransportOptions{})
@@ -427,34 +427,6 @@ func TestCookiesKept(t *testing.T) {
 	defer mu.Unlock()
 	if without != 1 || withCookie < 2 {
 		t.Errorf("requests without the cookie: %d (want only the first), with: %d", without, withCookie)
-	}
-}
-
-// proxyTo forwards r to target, streaming the response.
-func proxyTo(w http.ResponseWriter, r *http.Request, target string) {
-	out, _ := http.NewRequestWithContext(r.Context(), r.Method, target, r.Body)
-	out.Header = r.Header.Clone()
-	resp, err := http.DefaultTransport.RoundTrip(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer resp.Body.Close()
-	for k, v := range resp.Header {
-		w.Header()[k] = v
-	}
-	w.WriteHeader(resp.StatusCode)
-	w.(http.Flusher).Flush() // a quiet GET stream still gets its headers
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := resp.Body.Read(buf)
-		if n > 0 {
-			w.Write(buf[:n])
-			w.(http.Flusher).Flush()
-		}
-		if err != nil {
-			return
-		}
 	}
 }
 

@@ -305,3 +305,43 @@ func reset(w http.ResponseWriter) {
 	}
 	panic(http.ErrAbortHandler)
 }
+
+// Forward sends r on to target (a full URL: the request's own host and path
+// are ignored) and streams the answer back, flushing as it goes, so that SSE
+// streams pass through as they happen. Tests use it to put a recording or
+// rewriting front in front of a real server.
+func Forward(w http.ResponseWriter, r *http.Request, target string) {
+	out, err := http.NewRequestWithContext(r.Context(), r.Method, target, r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	out.Header = r.Header.Clone()
+	resp, err := http.DefaultTransport.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	for k, v := range resp.Header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(resp.StatusCode)
+	fl, _ := w.(http.Flusher)
+	if fl != nil {
+		fl.Flush() // a quiet GET stream still gets its headers
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
