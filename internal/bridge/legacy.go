@@ -229,18 +229,7 @@ func (c *Client) readLegacy(ctx context.Context, ls *legacySession, body io.Read
 			}
 			return
 		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		if ev.Type != "" && ev.Type != "message" {
-			c.log.Debug("ignoring SSE event of unknown type", "type", ev.Type)
-			continue
-		}
-		msgs, err := parseMessages(ev.Data)
-		if err != nil {
-			c.log.Warn("server sent an SSE event that is not a JSON-RPC message; skipped", "err", err, "bytes", len(ev.Data))
-			continue
-		}
+		msgs := c.eventMessages(ev)
 		for _, m := range msgs {
 			c.dispatchLegacy(ls, m)
 		}

@@ -53,18 +53,7 @@ func (c *Client) readSSE(ctx context.Context, body io.ReadCloser, st *streamStat
 		if ev.HasRetry {
 			st.retry = ev.Retry
 		}
-		if len(ev.Data) == 0 {
-			continue
-		}
-		if ev.Type != "" && ev.Type != "message" {
-			c.log.Debug("ignoring SSE event of unknown type", "type", ev.Type)
-			continue
-		}
-		msgs, err := parseMessages(ev.Data)
-		if err != nil {
-			c.log.Warn("server sent an SSE event that is not a JSON-RPC message; skipped", "err", err, "bytes", len(ev.Data))
-			continue
-		}
+		msgs := c.eventMessages(ev)
 		for _, m := range msgs {
 			deliver(m)
 			if st.want != "" && m.Kind() == jsonrpc.KindResponse && m.IDKey() == st.want {
@@ -248,4 +237,24 @@ func (c *Client) Listen(ctx context.Context, deliver Deliver, opened func()) err
 			return err
 		}
 	}
+}
+
+// eventMessages returns the JSON-RPC messages an SSE event carries: none for
+// a priming event (empty data), an event of another type, or data that is not
+// JSON-RPC, which is logged and skipped: one bad event must not lose the
+// rest of the stream.
+func (c *Client) eventMessages(ev *sse.Event) []*jsonrpc.Message {
+	if len(ev.Data) == 0 {
+		return nil
+	}
+	if ev.Type != "" && ev.Type != "message" {
+		c.log.Debug("ignoring SSE event of unknown type", "type", ev.Type)
+		return nil
+	}
+	msgs, err := parseMessages(ev.Data)
+	if err != nil {
+		c.log.Warn("server sent an SSE event that is not a JSON-RPC message; skipped", "err", err, "bytes", len(ev.Data))
+		return nil
+	}
+	return msgs
 }
